@@ -1,0 +1,199 @@
+//! Legal move generation for every variant, driven by [`crate::Rules`].
+//!
+//! Pseudo-legal moves are generated per piece type and each is tested by [`Position::is_safe`],
+//! which in royal-king variants computes only the occupancy after the move (and the blast) and
+//! asks whether the mover's king would be attacked; no position is copied.
+
+use crate::attacks;
+use crate::bitboard::Bitboard;
+use crate::color::Color;
+use crate::mv::{Move, MoveKind, MoveList};
+use crate::position::Position;
+use crate::role::Role;
+use crate::square::Square;
+
+impl Position {
+    /// Appends the legal moves to `moves`.
+    pub(crate) fn generate(&self, moves: &mut MoveList) {
+        if self.variant_outcome().is_some() {
+            return;
+        }
+        let rules = self.variant.rules();
+        let b = &self.board;
+        let us = self.turn;
+        let our = b.by_color(us);
+        let their = b.by_color(!us);
+        let occ = b.occupied();
+        let targets = !our;
+
+        let mut push = |m: Move| {
+            if self.is_safe(m) {
+                moves.push(m);
+            }
+        };
+        let push_pawn = |push: &mut dyn FnMut(Move), from: Square, to: Square, last_rank: u8| {
+            if to.rank().index() == last_rank {
+                for role in Role::PROMOTIONS {
+                    push(Move::new(from, to, Move::promotion_kind(role)));
+                }
+            } else {
+                push(Move::new(from, to, MoveKind::Normal));
+            }
+        };
+
+        for from in b.knights() & our {
+            for to in attacks::knight_attacks(from) & targets {
+                push(Move::new(from, to, MoveKind::Normal));
+            }
+        }
+        for from in b.bishops_and_queens() & our {
+            for to in attacks::bishop_attacks(from, occ) & targets {
+                push(Move::new(from, to, MoveKind::Normal));
+            }
+        }
+        for from in b.rooks_and_queens() & our {
+            for to in attacks::rook_attacks(from, occ) & targets {
+                push(Move::new(from, to, MoveKind::Normal));
+            }
+        }
+
+        // Pawns.
+        let pawns = b.pawns() & our;
+        let (forward, start_rank, last_rank): (i32, u8, u8) = match us {
+            Color::White => (1, 1, 7),
+            Color::Black => (-1, 6, 0),
+        };
+        for from in pawns {
+            for to in attacks::pawn_attacks(us, from) & their {
+                push_pawn(&mut push, from, to, last_rank);
+            }
+            if let Some(to) = from.offset(0, forward)
+                && !occ.contains(to)
+            {
+                push_pawn(&mut push, from, to, last_rank);
+                if from.rank().index() == start_rank
+                    && let Some(to2) = to.offset(0, forward)
+                    && !occ.contains(to2)
+                {
+                    push(Move::new(from, to2, MoveKind::DoublePush));
+                }
+            }
+        }
+        if let Some(ep) = self.ep_square {
+            for from in attacks::pawn_attacks(!us, ep) & pawns {
+                push(Move::new(from, ep, MoveKind::EnPassant));
+            }
+        }
+
+        // King and castling.
+        if let Some(king) = b.king_of(us) {
+            let mut king_targets = if rules.king_captures { !our } else { !occ };
+            if !rules.king_captures_king {
+                king_targets &= !(b.kings() & their);
+            }
+            for to in attacks::king_attacks(king) & king_targets {
+                push(Move::new(king, to, MoveKind::Normal));
+            }
+            self.generate_castling(king, moves);
+        }
+    }
+
+    fn generate_castling(&self, king: Square, moves: &mut MoveList) {
+        let us = self.turn;
+        let back_rank = Bitboard::rank(us.back_rank());
+        let rights = self.castling_rights & back_rank;
+        if rights.is_empty() || !back_rank.contains(king) {
+            return;
+        }
+        let occ = self.board.occupied();
+        let royal = self.variant.rules().royal_kings;
+        for rook in rights {
+            let m = Move::new(king, rook, MoveKind::Castle);
+            let king_to = Position::castle_king_to(m);
+            let rook_to = Position::castle_rook_to(m);
+            let path = (attacks::between(king, king_to)
+                | attacks::between(rook, rook_to)
+                | king_to
+                | rook_to)
+                & !Bitboard::from(king)
+                & !Bitboard::from(rook);
+            if (path & occ).any() {
+                continue;
+            }
+            if royal {
+                // Lichess/FICS: the king's start and path squares are tested with the rook still
+                // in place; its destination as if castling were complete.
+                let king_path = attacks::between(king, king_to).with(king);
+                let occ_path = occ ^ king;
+                if king_path.into_iter().any(|sq| self.is_attacked_for_king(sq, us, occ_path)) {
+                    continue;
+                }
+                let occ_after = occ ^ king ^ rook ^ rook_to;
+                if self.is_attacked_for_king(king_to, us, occ_after) {
+                    continue;
+                }
+            }
+            moves.push(m);
+        }
+    }
+
+    /// Would pseudo-legal move `m` (not castling, which is checked when generated) be legal?
+    /// In variants without royal kings every pseudo-legal move is; otherwise the mover's king
+    /// must survive and either the enemy king explodes or the mover's king is not attacked.
+    #[inline]
+    pub(crate) fn is_safe(&self, m: Move) -> bool {
+        let rules = self.variant.rules();
+        if !rules.royal_kings || m.is_castle() {
+            return true;
+        }
+        let b = &self.board;
+        let us = self.turn;
+        let Some(king) = b.king_of(us) else { return false };
+        let occ = b.occupied();
+        let their = b.by_color(!us);
+        let (from, to) = (m.from(), m.to());
+        let captured_sq =
+            if m.is_en_passant() { Square::new(to.index() as u8 ^ 8).unwrap_or(to) } else { to };
+        if !their.contains(captured_sq) {
+            // A quiet move: only the occupancy changes.
+            let king_after = if from == king { to } else { king };
+            return !self.is_attacked_after(king_after, occ ^ from ^ to, their);
+        }
+        let explodes = rules.pawn_captures_explode || !b.pawns().contains(from);
+        if !explodes {
+            // An ordinary capture (pawnblast's pawn captures).
+            if b.kings().contains(captured_sq) {
+                return true;
+            }
+            let occ_after = (occ ^ from ^ captured_sq) | to;
+            return !self.is_attacked_after(king, occ_after, their.without(captured_sq));
+        }
+        let mut ring = attacks::king_attacks(to) & occ;
+        if !rules.blast_destroys_pawns {
+            ring &= !b.pawns();
+        }
+        if rules.kings_blast_immune {
+            ring &= !b.kings();
+        }
+        let removed = ring | from | to | captured_sq;
+        if removed.contains(king) {
+            return false;
+        }
+        if (removed & their & b.kings()).any() {
+            return true;
+        }
+        !self.is_attacked_after(king, occ & !removed, their & !removed)
+    }
+
+    /// Is a king of the side to move on `king` attacked, given the occupancy and the enemy
+    /// pieces that remain after a move? The enemy king has not moved.
+    #[inline]
+    fn is_attacked_after(&self, king: Square, occupied: Bitboard, their: Bitboard) -> bool {
+        let b = &self.board;
+        let Some(their_king) = b.king_of(!self.turn) else { return false };
+        if attacks::king_attacks(king).contains(their_king) {
+            return false;
+        }
+        (b.attackers_without_king(king, !self.turn, occupied) & their).any()
+    }
+}

@@ -1,0 +1,216 @@
+//! Moves, and a fixed-capacity list of them.
+
+use crate::role::Role;
+use crate::square::Square;
+use std::fmt;
+use std::ops::Deref;
+
+/// What kind of move a [`Move`] is. Captures are not a kind: whether a move captures depends on
+/// the position it is played in.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+#[repr(u8)]
+pub enum MoveKind {
+    /// Any move without a special rule (captures included).
+    Normal = 0,
+    /// A pawn's two-square advance.
+    DoublePush = 1,
+    /// An en-passant capture.
+    EnPassant = 2,
+    /// Castling; `to` is the castling rook's square.
+    Castle = 3,
+    /// Promotion to a knight.
+    PromoteKnight = 4,
+    /// Promotion to a bishop.
+    PromoteBishop = 5,
+    /// Promotion to a rook.
+    PromoteRook = 6,
+    /// Promotion to a queen.
+    PromoteQueen = 7,
+}
+
+/// A move in a position. Obtain moves from [`crate::Position::legal_moves`] or by parsing
+/// UCI/SAN against a position; castling is encoded king square -> rook square.
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+pub struct Move {
+    from: Square,
+    to: Square,
+    kind: MoveKind,
+}
+
+impl Move {
+    /// Builds a move (no legality implied).
+    #[inline]
+    pub const fn new(from: Square, to: Square, kind: MoveKind) -> Move {
+        Move { from, to, kind }
+    }
+
+    /// The origin square (the king's for castling).
+    #[inline]
+    pub const fn from(self) -> Square {
+        self.from
+    }
+
+    /// The destination square (the rook's square for castling).
+    #[inline]
+    pub const fn to(self) -> Square {
+        self.to
+    }
+
+    /// The kind of move.
+    #[inline]
+    pub const fn kind(self) -> MoveKind {
+        self.kind
+    }
+
+    /// The promotion role, if any.
+    #[inline]
+    pub const fn promotion(self) -> Option<Role> {
+        match self.kind {
+            MoveKind::PromoteKnight => Some(Role::Knight),
+            MoveKind::PromoteBishop => Some(Role::Bishop),
+            MoveKind::PromoteRook => Some(Role::Rook),
+            MoveKind::PromoteQueen => Some(Role::Queen),
+            _ => None,
+        }
+    }
+
+    /// The move kind that promotes to `role` (`Normal` for non-promotable roles).
+    pub const fn promotion_kind(role: Role) -> MoveKind {
+        match role {
+            Role::Knight => MoveKind::PromoteKnight,
+            Role::Bishop => MoveKind::PromoteBishop,
+            Role::Rook => MoveKind::PromoteRook,
+            Role::Queen => MoveKind::PromoteQueen,
+            _ => MoveKind::Normal,
+        }
+    }
+
+    /// True for castling.
+    #[inline]
+    pub const fn is_castle(self) -> bool {
+        matches!(self.kind, MoveKind::Castle)
+    }
+
+    /// True for en passant.
+    #[inline]
+    pub const fn is_en_passant(self) -> bool {
+        matches!(self.kind, MoveKind::EnPassant)
+    }
+
+    /// Packs the move into 16 bits: from (6), to (6), kind (3). Stable: used by data files.
+    #[inline]
+    pub const fn to_u16(self) -> u16 {
+        (self.from.index() as u16) | ((self.to.index() as u16) << 6) | ((self.kind as u16) << 12)
+    }
+
+    /// Unpacks [`Move::to_u16`]; `None` for values no move packs to.
+    pub const fn from_u16(bits: u16) -> Option<Move> {
+        let kind = match bits >> 12 {
+            0 => MoveKind::Normal,
+            1 => MoveKind::DoublePush,
+            2 => MoveKind::EnPassant,
+            3 => MoveKind::Castle,
+            4 => MoveKind::PromoteKnight,
+            5 => MoveKind::PromoteBishop,
+            6 => MoveKind::PromoteRook,
+            7 => MoveKind::PromoteQueen,
+            _ => return None,
+        };
+        Some(Move {
+            from: Square::from_index_masked(bits as u32 & 63),
+            to: Square::from_index_masked((bits as u32 >> 6) & 63),
+            kind,
+        })
+    }
+}
+
+impl fmt::Debug for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.from, self.to)?;
+        match self.kind {
+            MoveKind::Castle => write!(f, "(castle)"),
+            MoveKind::EnPassant => write!(f, "(ep)"),
+            _ => match self.promotion() {
+                Some(role) => write!(f, "{}", role.char()),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// Upper bound on the moves of a valid position: 9 queens, 2 rooks, 2 bishops, 2 knights and a
+/// king of one side reach at most 321 squares, plus two castling moves.
+pub const MAX_MOVES: usize = 384;
+
+/// A list of moves without heap allocation.
+#[derive(Clone)]
+pub struct MoveList {
+    moves: [Move; MAX_MOVES],
+    len: usize,
+}
+
+impl MoveList {
+    /// An empty list.
+    #[inline]
+    pub fn new() -> MoveList {
+        MoveList { moves: [Move::new(Square::A1, Square::A1, MoveKind::Normal); MAX_MOVES], len: 0 }
+    }
+
+    /// Appends a move. Valid positions never exceed the capacity; an overflow is dropped
+    /// (and caught by debug assertions) rather than panicking.
+    #[inline]
+    pub fn push(&mut self, m: Move) {
+        debug_assert!(self.len < MAX_MOVES);
+        if let Some(slot) = self.moves.get_mut(self.len) {
+            *slot = m;
+            self.len += 1;
+        }
+    }
+
+    /// Keeps the moves for which `keep` returns true.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Move) -> bool) {
+        let mut j = 0;
+        for i in 0..self.len {
+            let m = self.moves[i];
+            if keep(&m) {
+                self.moves[j] = m;
+                j += 1;
+            }
+        }
+        self.len = j;
+    }
+
+    /// Removes all moves.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl Default for MoveList {
+    fn default() -> MoveList {
+        MoveList::new()
+    }
+}
+
+impl Deref for MoveList {
+    type Target = [Move];
+    #[inline]
+    fn deref(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+}
+
+impl fmt::Debug for MoveList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a MoveList {
+    type Item = &'a Move;
+    type IntoIter = std::slice::Iter<'a, Move>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}

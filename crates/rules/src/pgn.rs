@@ -1,0 +1,342 @@
+//! PGN: writing games (Seven Tag Roster, `[Variant]`, `[SetUp]`/`[FEN]` for non-standard
+//! starts, `[Termination]`) and reading them back (comments, NAGs and variations skipped).
+
+use crate::fen::{FenError, STARTING_FEN};
+use crate::mv::Move;
+use crate::position::Position;
+use crate::san::SanError;
+use crate::variant::{UnknownVariant, Variant};
+use std::fmt;
+
+/// A game as stored in PGN.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgnGame {
+    /// Tags in file order (the Seven Tag Roster is written first regardless).
+    pub tags: Vec<(String, String)>,
+    /// The start position.
+    pub initial: Position,
+    /// The moves, all legal from `initial`.
+    pub moves: Vec<Move>,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub result: String,
+}
+
+const ROSTER: [(&str, &str); 6] = [
+    ("Event", "?"),
+    ("Site", "?"),
+    ("Date", "????.??.??"),
+    ("Round", "?"),
+    ("White", "?"),
+    ("Black", "?"),
+];
+
+impl PgnGame {
+    /// An empty game from `initial`, result `*`.
+    pub fn new(initial: Position) -> PgnGame {
+        PgnGame { tags: Vec::new(), initial, moves: Vec::new(), result: "*".into() }
+    }
+
+    /// The value of tag `name`.
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Sets (or replaces) tag `name`.
+    pub fn set_tag(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.tags.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.tags.push((name.to_string(), value)),
+        }
+    }
+
+    /// The position after all moves.
+    pub fn final_position(&self) -> Position {
+        let mut pos = self.initial;
+        for &m in &self.moves {
+            pos.play_unchecked(m);
+        }
+        pos
+    }
+
+    /// Writes the game as PGN text (ends with a blank line).
+    pub fn write(&self) -> String {
+        let mut out = String::new();
+        let mut tag = |name: &str, value: &str| {
+            out.push_str(&format!(
+                "[{} \"{}\"]\n",
+                name,
+                value.replace('\\', "\\\\").replace('"', "\\\"")
+            ));
+        };
+        for (name, default) in ROSTER {
+            tag(name, self.tag(name).unwrap_or(default));
+        }
+        tag("Result", &self.result);
+        tag("Variant", self.tag("Variant").unwrap_or(self.initial.variant().pgn_name()));
+        let standard_start = self.initial.fen() == STARTING_FEN;
+        if !standard_start {
+            tag("SetUp", "1");
+            tag("FEN", &self.initial.fen());
+        }
+        for (name, value) in &self.tags {
+            let written = ROSTER.iter().any(|(n, _)| n == name)
+                || matches!(name.as_str(), "Result" | "Variant" | "SetUp" | "FEN");
+            if !written {
+                tag(name, value);
+            }
+        }
+        out.push('\n');
+
+        let mut tokens = Vec::with_capacity(self.moves.len() * 3 / 2 + 1);
+        let mut pos = self.initial;
+        for (i, &m) in self.moves.iter().enumerate() {
+            let white = pos.turn() == crate::Color::White;
+            if white {
+                tokens.push(format!("{}.", pos.fullmoves()));
+            } else if i == 0 {
+                tokens.push(format!("{}...", pos.fullmoves()));
+            }
+            tokens.push(pos.san(m));
+            pos.play_unchecked(m);
+        }
+        tokens.push(self.result.clone());
+        let mut line_len = 0;
+        for token in tokens {
+            if line_len > 0 && line_len + 1 + token.len() > 79 {
+                out.push('\n');
+                line_len = 0;
+            } else if line_len > 0 {
+                out.push(' ');
+                line_len += 1;
+            }
+            line_len += token.len();
+            out.push_str(&token);
+        }
+        out.push_str("\n\n");
+        out
+    }
+}
+
+/// Why a game in a PGN could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PgnErrorKind {
+    /// A malformed tag pair.
+    Tag(String),
+    /// An unknown `[Variant]`.
+    Variant(UnknownVariant),
+    /// A bad `[FEN]`.
+    Fen(FenError),
+    /// A move that does not parse or is illegal.
+    Move {
+        /// 1-based half-move number within the game.
+        ply: usize,
+        /// The error.
+        error: SanError,
+    },
+}
+
+/// A game of a PGN that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgnError {
+    /// 1-based index of the game in the text.
+    pub game: usize,
+    /// What went wrong.
+    pub kind: PgnErrorKind,
+}
+
+impl fmt::Display for PgnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pgn game {}: ", self.game)?;
+        match &self.kind {
+            PgnErrorKind::Tag(t) => write!(f, "malformed tag '{t}'"),
+            PgnErrorKind::Variant(e) => e.fmt(f),
+            PgnErrorKind::Fen(e) => e.fmt(f),
+            PgnErrorKind::Move { ply, error } => write!(f, "ply {ply}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for PgnError {}
+
+/// Raw tokens of one game.
+#[derive(Default)]
+struct RawGame {
+    tags: Vec<(String, String)>,
+    bad_tag: Option<String>,
+    sans: Vec<String>,
+    result: Option<String>,
+}
+
+impl RawGame {
+    fn is_empty(&self) -> bool {
+        self.tags.is_empty()
+            && self.sans.is_empty()
+            && self.result.is_none()
+            && self.bad_tag.is_none()
+    }
+}
+
+fn parse_tag(inner: &str) -> Option<(String, String)> {
+    let inner = inner.trim();
+    let name_end = inner.find(|c: char| c.is_whitespace())?;
+    let name = &inner[..name_end];
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let rest = inner[name_end..].trim();
+    let body = rest.strip_prefix('"')?.strip_suffix('"')?;
+    let mut value = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            value.push(chars.next()?);
+        } else {
+            value.push(c);
+        }
+    }
+    Some((name.to_string(), value))
+}
+
+fn is_result(token: &str) -> bool {
+    matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*")
+}
+
+fn split_games(text: &str) -> Vec<RawGame> {
+    let mut games = Vec::new();
+    let mut game = RawGame::default();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut depth = 0usize; // variation nesting
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '[' if depth == 0 => {
+                if !game.sans.is_empty() || game.result.is_some() {
+                    games.push(std::mem::take(&mut game));
+                }
+                let start = i + 1;
+                let mut j = start;
+                let mut in_string = false;
+                while j < chars.len() {
+                    match chars[j] {
+                        '\\' if in_string => j += 1,
+                        '"' => in_string = !in_string,
+                        ']' if !in_string => break,
+                        '\n' if !in_string => break,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                let inner: String = chars[start..j.min(chars.len())].iter().collect();
+                match parse_tag(&inner) {
+                    Some(tag) => game.tags.push(tag),
+                    None => {
+                        game.bad_tag.get_or_insert(inner);
+                    }
+                }
+                i = j + 1;
+            }
+            '{' => {
+                while i < chars.len() && chars[i] != '}' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            ';' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '%' if i == 0 || chars[i - 1] == '\n' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '(' => {
+                depth += 1;
+                i += 1;
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            c if c.is_whitespace() => i += 1,
+            _ => {
+                let start = i;
+                while i < chars.len() && !chars[i].is_whitespace() && !"{}();[".contains(chars[i]) {
+                    i += 1;
+                }
+                if depth > 0 {
+                    continue;
+                }
+                let raw: String = chars[start..i].iter().collect();
+                let token = if is_result(&raw) {
+                    raw
+                } else {
+                    // Strip a move number, alone or glued to the move ("12.", "12.e4", "12...e5").
+                    let digits = raw.trim_start_matches(|c: char| c.is_ascii_digit());
+                    if digits.len() < raw.len() && digits.starts_with('.') {
+                        let rest = digits.trim_start_matches('.');
+                        if rest.is_empty() {
+                            continue;
+                        }
+                        rest.to_string()
+                    } else {
+                        raw
+                    }
+                };
+                if is_result(&token) {
+                    game.result = Some(token);
+                    games.push(std::mem::take(&mut game));
+                } else if token.starts_with('$') || token == "--" {
+                    // NAG or null move marker: skipped (a null move makes the game unreadable
+                    // below, as it should).
+                    if token == "--" {
+                        game.sans.push(token);
+                    }
+                } else {
+                    game.sans.push(token);
+                }
+            }
+        }
+    }
+    if !game.is_empty() {
+        games.push(game);
+    }
+    games
+}
+
+/// Reads every game of a PGN text. Each game is read on its own: a bad game yields an error
+/// and the following games are still read.
+pub fn read_pgn(text: &str) -> Vec<Result<PgnGame, PgnError>> {
+    split_games(text).into_iter().enumerate().map(|(i, raw)| build_game(i + 1, raw)).collect()
+}
+
+fn build_game(index: usize, raw: RawGame) -> Result<PgnGame, PgnError> {
+    let err = |kind| PgnError { game: index, kind };
+    if let Some(bad) = raw.bad_tag {
+        return Err(err(PgnErrorKind::Tag(bad.chars().take(80).collect())));
+    }
+    let tag = |name: &str| raw.tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let variant = match tag("Variant") {
+        None => Variant::Atomic,
+        Some(v) => Variant::from_name(v)
+            .ok_or_else(|| err(PgnErrorKind::Variant(UnknownVariant(v.into()))))?,
+    };
+    let initial = match tag("FEN") {
+        Some(fen) => Position::from_fen(fen, variant).map_err(|e| err(PgnErrorKind::Fen(e)))?,
+        None => Position::new(variant),
+    };
+    let mut pos = initial;
+    let mut moves = Vec::with_capacity(raw.sans.len());
+    for (ply, san) in raw.sans.iter().enumerate() {
+        let m =
+            pos.parse_san(san).map_err(|error| err(PgnErrorKind::Move { ply: ply + 1, error }))?;
+        pos.play_unchecked(m);
+        moves.push(m);
+    }
+    let result =
+        raw.result.or_else(|| tag("Result").map(str::to_string)).unwrap_or_else(|| "*".into());
+    Ok(PgnGame { tags: raw.tags, initial, moves, result })
+}
