@@ -5,6 +5,7 @@ use crate::fen::{FenError, STARTING_FEN};
 use crate::mv::Move;
 use crate::position::Position;
 use crate::san::SanError;
+use crate::setup::{CastlingMode, Setup};
 use crate::variant::{UnknownVariant, Variant};
 use std::fmt;
 
@@ -73,8 +74,13 @@ impl PgnGame {
             tag(name, self.tag(name).unwrap_or(default));
         }
         tag("Result", &self.result);
-        tag("Variant", self.tag("Variant").unwrap_or(self.initial.variant().pgn_name()));
-        let standard_start = self.initial.fen() == STARTING_FEN;
+        let variant = match self.initial.castling_mode() {
+            CastlingMode::Standard => self.initial.variant().pgn_name().to_string(),
+            CastlingMode::Chess960 => format!("{}960", self.initial.variant().pgn_name()),
+        };
+        tag("Variant", self.tag("Variant").unwrap_or(&variant));
+        let standard_start = self.initial.fen() == STARTING_FEN
+            && self.initial.castling_mode() == CastlingMode::Standard;
         if !standard_start {
             tag("SetUp", "1");
             tag("FEN", &self.initial.fen());
@@ -267,6 +273,11 @@ fn split_games(text: &str) -> Vec<RawGame> {
                 while i < chars.len() && !chars[i].is_whitespace() && !"{}();[".contains(chars[i]) {
                     i += 1;
                 }
+                if i == start {
+                    // A stray closing bracket (or '[' inside a variation): skip it.
+                    i += 1;
+                    continue;
+                }
                 if depth > 0 {
                     continue;
                 }
@@ -324,8 +335,18 @@ fn build_game(index: usize, raw: RawGame) -> Result<PgnGame, PgnError> {
         Some(v) => Variant::from_name(v)
             .ok_or_else(|| err(PgnErrorKind::Variant(UnknownVariant(v.into()))))?,
     };
+    // "Atomic960" (and the like) asks for Chess960 castling; otherwise the FEN decides.
+    let chess960 = tag("Variant").is_some_and(|v| v.trim().ends_with("960"));
     let initial = match tag("FEN") {
-        Some(fen) => Position::from_fen(fen, variant).map_err(|e| err(PgnErrorKind::Fen(e)))?,
+        Some(fen) => {
+            let setup = Setup::from_fen(fen).map_err(|e| err(PgnErrorKind::Fen(e.into())))?;
+            let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::detect(&setup) };
+            Position::from_setup(setup, variant, mode)
+                .map_err(|e| err(PgnErrorKind::Fen(e.into())))?
+        }
+        None if chess960 => Position::new(variant)
+            .with_castling_mode(CastlingMode::Chess960)
+            .map_err(|e| err(PgnErrorKind::Fen(e.into())))?,
         None => Position::new(variant),
     };
     let mut pos = initial;
@@ -339,4 +360,19 @@ fn build_game(index: usize, raw: RawGame) -> Result<PgnGame, PgnError> {
     let result =
         raw.result.or_else(|| tag("Result").map(str::to_string)).unwrap_or_else(|| "*".into());
     Ok(PgnGame { tags: raw.tags, initial, moves, result })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_stray_closing_brackets_do_not_hang_the_reader() {
+        // Found by tests/no_panic.rs: a '}' or ')' outside a comment made no progress.
+        for text in ["}", "1. e4 } e5 *", "[Event \"x\"]\n\n( [ ) 1. e4 *", "]]]"] {
+            let _ = read_pgn(text);
+        }
+        let games = read_pgn("1. e4 } e5 *");
+        assert_eq!(games[0].as_ref().unwrap().moves.len(), 2);
+    }
 }

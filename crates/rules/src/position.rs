@@ -146,7 +146,7 @@ impl Position {
         let board = setup.board;
         let turn = setup.turn;
 
-        if board.occupied().is_empty() {
+        if board.occupied().is_empty() && !rules.kingless_play {
             errors.push(PositionErrorKind::EmptyBoard);
         }
         // Kings: royal variants and atomar lose kings only to the opponent's move, so only the
@@ -739,4 +739,42 @@ fn ep_square_plausible(board: &Board, turn: Color, ep: Square) -> bool {
     board.by_piece(Role::Pawn.of(!turn)).contains(pawn_sq)
         && !board.occupied().contains(ep)
         && !board.occupied().contains(origin)
+}
+
+/// Positions serialize as `{ "fen": ..., "variant": ..., "chess960": ... }` and are validated
+/// again when deserialized, so the variant always travels with the position.
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::Position;
+    use crate::setup::CastlingMode;
+    use crate::variant::Variant;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Repr {
+        fen: String,
+        variant: Variant,
+        #[serde(default)]
+        chess960: bool,
+    }
+
+    impl serde::Serialize for Position {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            Repr {
+                fen: self.fen(),
+                variant: self.variant,
+                chess960: self.castling_mode == CastlingMode::Chess960,
+            }
+            .serialize(serializer)
+        }
+    }
+
+    impl<'de> serde::Deserialize<'de> for Position {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Position, D::Error> {
+            let repr = Repr::deserialize(deserializer)?;
+            let mode = if repr.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+            Position::from_fen_with_mode(&repr.fen, repr.variant, mode)
+                .map_err(serde::de::Error::custom)
+        }
+    }
 }

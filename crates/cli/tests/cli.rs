@@ -1,0 +1,102 @@
+//! End-to-end tests of the `atomzero` binary: output formats, exit codes and error messages.
+
+use std::process::{Command, Output};
+
+fn atomzero(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_atomzero")).args(args).output().expect("run atomzero")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn perft_prints_the_stockfish_summary_line() {
+    let o = atomzero(&["perft", "--depth", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).lines().any(|l| l == "Nodes searched: 8902"), "{}", stdout(&o));
+}
+
+#[test]
+fn perft_divide_lists_each_move() {
+    let fen = "rn2kb1r/1pp1p2p/p2q1pp1/3P4/2P3b1/4PN2/PP3PPP/R2QKB1R b KQkq - 0 1";
+    let o = atomzero(&["perft", "--fen", fen, "--depth", "2", "--divide"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    let lines: Vec<&str> =
+        out.lines().filter(|l| l.contains(": ") && !l.starts_with("Nodes")).collect();
+    assert_eq!(lines.len(), 40);
+    let sum: u64 =
+        lines.iter().map(|l| l.rsplit(": ").next().unwrap().parse::<u64>().unwrap()).sum();
+    assert_eq!(sum, 1238);
+    assert!(out.contains("Nodes searched: 1238"));
+}
+
+#[test]
+fn perft_switches_to_chess960_by_itself_and_on_request() {
+    // Shredder-FEN rights naming the b-file rook: Chess960 castling, king-takes-rook notation.
+    let o = atomzero(&[
+        "perft",
+        "--fen",
+        "4k3/8/8/8/8/8/8/1R2K3 w B - 0 1",
+        "--depth",
+        "1",
+        "--divide",
+    ]);
+    assert!(stdout(&o).contains("e1b1: 1"), "{}", stdout(&o));
+    let o = atomzero(&[
+        "perft",
+        "--fen",
+        "4k3/8/8/8/8/8/8/4K2R w K - 0 1",
+        "--depth",
+        "1",
+        "--divide",
+        "--chess960",
+    ]);
+    assert!(stdout(&o).contains("e1h1: 1"), "{}", stdout(&o));
+    let o =
+        atomzero(&["perft", "--fen", "4k3/8/8/8/8/8/8/4K2R w K - 0 1", "--depth", "1", "--divide"]);
+    assert!(stdout(&o).contains("e1g1: 1"), "{}", stdout(&o));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    for (args, needle) in [
+        (vec!["perft", "--fen", "not a fen", "--depth", "2"], "piece placement"),
+        (vec!["perft", "--fen", "8/8/8/8/8/8/8/8 w - - 0 1", "--depth", "2"], "empty"),
+        (vec!["perft", "--depth", "x"], "invalid value"),
+        (vec!["perft", "--depth", "99"], "too large"),
+        (vec!["perft", "--variant", "crazyhouse", "--depth", "1"], "valid: atomic, nocheckatomic"),
+        (vec!["perft", "--suite", "/nonexistent/suite.perft"], "cannot read suite"),
+    ] {
+        let o = atomzero(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn suite_reports_mismatches_with_a_failing_exit() {
+    let dir = std::env::temp_dir().join(format!("atomzero-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("s.perft");
+    std::fs::write(
+        &suite,
+        "id start\nepd rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -\nperft 1 20\nperft 2 401\n\nid nocheck\n# variant nocheckatomic\nepd rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\nperft 2 400\n",
+    )
+    .unwrap();
+    let o = atomzero(&["perft", "--suite", suite.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("ok       start depth 1: 20"), "{out}");
+    assert!(out.contains("MISMATCH start depth 2: expected 401, got 400"), "{out}");
+    assert!(out.contains("ok       nocheck depth 2: 400"), "{out}");
+    assert!(out.contains("2 passed, 1 failed"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
