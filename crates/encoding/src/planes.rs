@@ -1,0 +1,204 @@
+//! Input planes.
+//!
+//! Layout for encoding version 1, each plane 8×8 in rank-major order from the side to move's
+//! view (rank 0 = the mover's first rank, file 0 = the a-file):
+//!
+//! | planes | content |
+//! |---|---|
+//! | 0–5 | the mover's pawns, knights, bishops, rooks, queens, king (1.0 where present) |
+//! | 6–11 | the opponent's pieces, same order |
+//! | 12 | 1.0 everywhere if the position occurred once before |
+//! | 13 | 1.0 everywhere if it occurred twice or more before |
+//! | 14 | the mover's rooks that may still castle (1.0 on their squares: Chess960-proof) |
+//! | 15 | the opponent's castling rooks |
+//! | 16 | the en-passant square (only when a capture there is legal) |
+//! | 17 | the half-move clock / 100, everywhere |
+//! | 18 | 1.0 everywhere (lets zero-padded convolutions see the board edge) |
+//! | 19–23 | the variant, one-hot over `Variant::ALL` order (atomic, nocheckatomic, atomar, deathmatch, pawnblast), everywhere |
+//! | 24 + 12·k … | with `history = H`: for k = 0..H, the 12 piece planes of the position k+1 plies earlier (same view as now: the current mover's pieces first, flipped as now); zeros before the game's start |
+//!
+//! The colour of the side to move is deliberately absent: a position and its colour-flipped
+//! mirror encode identically.
+
+use atomzero_rules::{Bitboard, Color, Position, Role, Variant};
+use ndarray::{Array4, ArrayViewMut3};
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever the plane layout changes; saved nets record it and refuse other versions.
+pub const ENCODING_VERSION: u32 = 1;
+
+const PIECE_PLANES: usize = 12;
+const BASE_PLANES: usize = 24;
+
+/// Encoder settings (part of a network's architecture).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncoderConfig {
+    /// Earlier positions to include (0 = none).
+    #[serde(default)]
+    pub history: usize,
+}
+
+impl Default for EncoderConfig {
+    fn default() -> EncoderConfig {
+        EncoderConfig { history: 0 }
+    }
+}
+
+/// Turns positions into input planes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encoder {
+    config: EncoderConfig,
+}
+
+impl Encoder {
+    /// An encoder with `config`.
+    pub fn new(config: EncoderConfig) -> Encoder {
+        Encoder { config }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> EncoderConfig {
+        self.config
+    }
+
+    /// Number of input planes.
+    pub fn planes(&self) -> usize {
+        BASE_PLANES + PIECE_PLANES * self.config.history
+    }
+
+    /// Writes the planes of `pos` into `out` (`[planes, 8, 8]`, overwritten entirely).
+    /// `history` holds earlier positions, most recent first (extra entries are ignored);
+    /// `repetitions` is how often `pos` occurred before ([`atomzero_rules::Game::repetitions`]).
+    pub fn encode(&self, pos: &Position, history: &[Position], repetitions: usize, mut out: ArrayViewMut3<'_, f32>) {
+        out.fill(0.0);
+        let us = pos.turn();
+        let flat = out.as_slice_mut();
+        match flat {
+            Some(flat) => self.encode_flat(pos, us, history, repetitions, flat),
+            None => {
+                // Non-contiguous view: encode into a scratch buffer, then copy once.
+                let mut scratch = vec![0.0f32; self.planes() * 64];
+                self.encode_flat(pos, us, history, repetitions, &mut scratch);
+                for (dst, src) in out.iter_mut().zip(scratch) {
+                    *dst = src;
+                }
+            }
+        }
+    }
+
+    /// Encodes into a flat, zeroed slice of `planes * 64` floats.
+    pub fn encode_flat(&self, pos: &Position, us: Color, history: &[Position], repetitions: usize, flat: &mut [f32]) {
+        debug_assert_eq!(flat.len(), self.planes() * 64);
+        let plane = |flat: &mut [f32], p: usize, bb: Bitboard| {
+            let base = p * 64;
+            for sq in bb {
+                flat[base + view_index(sq.index(), us)] = 1.0;
+            }
+        };
+        let fill = |flat: &mut [f32], p: usize, value: f32| {
+            flat[p * 64..(p + 1) * 64].fill(value);
+        };
+        write_pieces(pos, us, flat, 0, &plane);
+        if repetitions >= 1 {
+            fill(flat, 12, 1.0);
+        }
+        if repetitions >= 2 {
+            fill(flat, 13, 1.0);
+        }
+        let rights = pos.castling_rights();
+        plane(flat, 14, rights & pos.board().by_color(us));
+        plane(flat, 15, rights & pos.board().by_color(!us));
+        if let Some(ep) = pos.ep_square() {
+            plane(flat, 16, Bitboard::from(ep));
+        }
+        fill(flat, 17, (pos.halfmoves().min(100) as f32) / 100.0);
+        fill(flat, 18, 1.0);
+        let variant_index = Variant::ALL.iter().position(|&v| v == pos.variant()).unwrap_or(0);
+        fill(flat, 19 + variant_index, 1.0);
+        for (k, earlier) in history.iter().take(self.config.history).enumerate() {
+            write_pieces(earlier, us, flat, BASE_PLANES + PIECE_PLANES * k, &plane);
+        }
+    }
+}
+
+/// Index within a plane of square `sq` seen by `us` (mirrored top to bottom for Black).
+#[inline]
+fn view_index(sq: usize, us: Color) -> usize {
+    match us {
+        Color::White => sq,
+        Color::Black => sq ^ 56,
+    }
+}
+
+fn write_pieces(
+    pos: &Position,
+    us: Color,
+    flat: &mut [f32],
+    first: usize,
+    plane: &impl Fn(&mut [f32], usize, Bitboard),
+) {
+    let board = pos.board();
+    for (i, role) in Role::ALL.into_iter().enumerate() {
+        plane(flat, first + i, board.by_role(role) & board.by_color(us));
+        plane(flat, first + 6 + i, board.by_role(role) & board.by_color(!us));
+    }
+}
+
+/// A batch of encoded positions, `[B, planes, 8, 8]`, reused between batches.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    encoder: Encoder,
+    data: Array4<f32>,
+    len: usize,
+}
+
+impl Batch {
+    /// An empty batch with room for `capacity` positions.
+    pub fn new(encoder: Encoder, capacity: usize) -> Batch {
+        Batch { encoder, data: Array4::zeros((capacity.max(1), encoder.planes(), 8, 8)), len: 0 }
+    }
+
+    /// Number of positions added since the last [`Batch::clear`].
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if no position was added.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Forgets the positions (keeps the memory).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Encodes a position into the next slot, growing the buffer if needed.
+    pub fn push(&mut self, pos: &Position, history: &[Position], repetitions: usize) {
+        if self.len == self.data.shape()[0] {
+            let mut bigger = Array4::zeros((self.len * 2, self.encoder.planes(), 8, 8));
+            bigger.slice_mut(ndarray::s![..self.len, .., .., ..]).assign(&self.data);
+            self.data = bigger;
+        }
+        let slot = self.data.index_axis_mut(ndarray::Axis(0), self.len);
+        self.encoder.encode(pos, history, repetitions, slot);
+        self.len += 1;
+    }
+
+    /// The filled part, `[len, planes, 8, 8]`, contiguous (row-major).
+    pub fn as_slice(&self) -> &[f32] {
+        let n = self.len * self.encoder.planes() * 64;
+        &self.data.as_slice().unwrap_or(&[])[..n]
+    }
+
+    /// The filled part as an array view.
+    pub fn view(&self) -> ndarray::ArrayView4<'_, f32> {
+        self.data.slice(ndarray::s![..self.len, .., .., ..])
+    }
+
+    /// The encoder.
+    pub fn encoder(&self) -> Encoder {
+        self.encoder
+    }
+}

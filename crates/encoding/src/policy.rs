@@ -1,0 +1,97 @@
+//! Move ↔ policy index, AlphaZero's 8×8×73 layout, from the side to move's view.
+//!
+//! `index = plane * 64 + from`, where `from` is the origin square as the mover sees it (mirrored
+//! top to bottom for Black) and `plane` is the move type:
+//!
+//! | planes | move type |
+//! |---|---|
+//! | 0–55 | "queen" moves: `direction * 7 + (distance - 1)`, directions N, NE, E, SE, S, SW, W, NW (from the mover's view), distance 1–7; queen promotions included |
+//! | 56–63 | knight moves: (+1,+2), (+2,+1), (+2,−1), (+1,−2), (−1,−2), (−2,−1), (−2,+1), (−1,+2) as (file, rank) steps |
+//! | 64–72 | under-promotions: `64 + 3 * piece + direction`, piece knight/bishop/rook, direction capture-left (file −1), straight, capture-right (file +1) |
+//!
+//! Castling is encoded as the king moving onto its own rook (lc0's convention; the same in
+//! standard and Chess960 castling), a horizontal "queen" move that no other move can have.
+//! The plane-major order matches a convolutional policy head's `[73, 8, 8]` output flattened.
+
+use atomzero_rules::{Color, Move, Position, Role, Square};
+
+/// Move types per square.
+pub const POLICY_PLANES: usize = 73;
+/// Policy logits: 8 × 8 × 73.
+pub const POLICY_SIZE: usize = 64 * POLICY_PLANES;
+
+const DIRECTIONS: [(i32, i32); 8] = [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
+const KNIGHT: [(i32, i32); 8] = [(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)];
+
+#[inline]
+fn view(sq: Square, us: Color) -> Square {
+    match us {
+        Color::White => sq,
+        Color::Black => sq.flip_vertical(),
+    }
+}
+
+/// The policy index of legal move `m` in `pos`.
+pub fn move_to_index(pos: &Position, m: Move) -> usize {
+    let us = pos.turn();
+    let from = view(m.from(), us);
+    let to = view(m.to(), us); // for castling: the rook's square
+    let df = to.file().index() as i32 - from.file().index() as i32;
+    let dr = to.rank().index() as i32 - from.rank().index() as i32;
+    let plane = match m.promotion() {
+        Some(role @ (Role::Knight | Role::Bishop | Role::Rook)) => {
+            let piece = match role {
+                Role::Knight => 0,
+                Role::Bishop => 1,
+                _ => 2,
+            };
+            64 + 3 * piece + (df.clamp(-1, 1) + 1) as usize
+        }
+        _ => {
+            if let Some(k) = KNIGHT.iter().position(|&d| d == (df, dr)) {
+                56 + k
+            } else {
+                let step = (df.signum(), dr.signum());
+                let dir = DIRECTIONS.iter().position(|&d| d == step).unwrap_or(0);
+                let distance = df.abs().max(dr.abs()).clamp(1, 7) as usize;
+                dir * 7 + distance - 1
+            }
+        }
+    };
+    plane * 64 + from.index()
+}
+
+/// The legal move of `pos` with policy index `index`, if any.
+pub fn index_to_move(pos: &Position, index: usize) -> Option<Move> {
+    if index >= POLICY_SIZE {
+        return None;
+    }
+    let us = pos.turn();
+    let (plane, from_view) = (index / 64, index % 64);
+    let from_view = Square::new(from_view as u8)?;
+    let (df, dr, promotion) = match plane {
+        0..=55 => {
+            let (f, r) = DIRECTIONS[plane / 7];
+            let distance = (plane % 7 + 1) as i32;
+            (f * distance, r * distance, None)
+        }
+        56..=63 => {
+            let (f, r) = KNIGHT[plane - 56];
+            (f, r, None)
+        }
+        _ => {
+            let piece = [Role::Knight, Role::Bishop, Role::Rook][(plane - 64) / 3];
+            ((plane - 64) as i32 % 3 - 1, 1, Some(piece))
+        }
+    };
+    let to_view = from_view.offset(df, dr)?;
+    let (from, to) = (view(from_view, us), view(to_view, us));
+    pos.legal_moves().iter().copied().find(|m| {
+        m.from() == from
+            && m.to() == to
+            && match promotion {
+                Some(role) => m.promotion() == Some(role),
+                None => matches!(m.promotion(), None | Some(Role::Queen)),
+            }
+    })
+}
