@@ -11,5 +11,5 @@
 pub mod planes;
 pub mod policy;
 
-pub use planes::{Batch, Encoder, EncoderConfig, ENCODING_VERSION};
+pub use planes::{Batch, ENCODING_VERSION, Encoder, EncoderConfig};
 pub use policy::{POLICY_PLANES, POLICY_SIZE, index_to_move, move_to_index};

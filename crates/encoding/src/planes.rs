@@ -31,18 +31,12 @@ const PIECE_PLANES: usize = 12;
 const BASE_PLANES: usize = 24;
 
 /// Encoder settings (part of a network's architecture).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EncoderConfig {
     /// Earlier positions to include (0 = none).
     #[serde(default)]
     pub history: usize,
-}
-
-impl Default for EncoderConfig {
-    fn default() -> EncoderConfig {
-        EncoderConfig { history: 0 }
-    }
 }
 
 /// Turns positions into input planes.
@@ -70,7 +64,13 @@ impl Encoder {
     /// Writes the planes of `pos` into `out` (`[planes, 8, 8]`, overwritten entirely).
     /// `history` holds earlier positions, most recent first (extra entries are ignored);
     /// `repetitions` is how often `pos` occurred before ([`atomzero_rules::Game::repetitions`]).
-    pub fn encode(&self, pos: &Position, history: &[Position], repetitions: usize, mut out: ArrayViewMut3<'_, f32>) {
+    pub fn encode(
+        &self,
+        pos: &Position,
+        history: &[Position],
+        repetitions: usize,
+        mut out: ArrayViewMut3<'_, f32>,
+    ) {
         out.fill(0.0);
         let us = pos.turn();
         let flat = out.as_slice_mut();
@@ -88,7 +88,14 @@ impl Encoder {
     }
 
     /// Encodes into a flat, zeroed slice of `planes * 64` floats.
-    pub fn encode_flat(&self, pos: &Position, us: Color, history: &[Position], repetitions: usize, flat: &mut [f32]) {
+    pub fn encode_flat(
+        &self,
+        pos: &Position,
+        us: Color,
+        history: &[Position],
+        repetitions: usize,
+        flat: &mut [f32],
+    ) {
         debug_assert_eq!(flat.len(), self.planes() * 64);
         let plane = |flat: &mut [f32], p: usize, bb: Bitboard| {
             let base = p * 64;

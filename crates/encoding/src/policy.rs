@@ -20,8 +20,10 @@ pub const POLICY_PLANES: usize = 73;
 /// Policy logits: 8 × 8 × 73.
 pub const POLICY_SIZE: usize = 64 * POLICY_PLANES;
 
-const DIRECTIONS: [(i32, i32); 8] = [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
-const KNIGHT: [(i32, i32); 8] = [(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)];
+const DIRECTIONS: [(i32, i32); 8] =
+    [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
+const KNIGHT: [(i32, i32); 8] =
+    [(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)];
 
 #[inline]
 fn view(sq: Square, us: Color) -> Square {

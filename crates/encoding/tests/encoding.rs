@@ -25,7 +25,8 @@ fn random_positions(n: usize, seed: u64) -> Vec<(Position, Vec<Position>)> {
     while out.len() < n {
         let variant = Variant::ALL[game % Variant::ALL.len()];
         let mut pos = if game % 4 == 3 {
-            let setup = Setup::from_fen("rnbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBRN w KQkq - 0 1").unwrap();
+            let setup = Setup::from_fen("rnbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBRN w KQkq - 0 1")
+                .unwrap();
             Position::from_setup(setup, variant, CastlingMode::Chess960).unwrap()
         } else {
             Position::new(variant)
@@ -58,11 +59,15 @@ fn policy_index_round_trips_for_every_legal_move() {
             assert_eq!(index_to_move(pos, index), Some(m), "{} in {}", pos.uci(m), pos.fen());
             n_moves += 1;
             castles += usize::from(m.is_castle());
-            underpromotions += usize::from(matches!(m.promotion(), Some(r) if r != atomzero_rules::Role::Queen));
+            underpromotions +=
+                usize::from(matches!(m.promotion(), Some(r) if r != atomzero_rules::Role::Queen));
         }
     }
     assert!(n_moves > 200_000, "{n_moves}");
-    assert!(castles > 100 && underpromotions > 100, "castles {castles}, underpromotions {underpromotions}");
+    assert!(
+        castles > 100 && underpromotions > 100,
+        "castles {castles}, underpromotions {underpromotions}"
+    );
 }
 
 #[test]

@@ -2,7 +2,20 @@
 //!
 //! The search side of atomzero. No threads, no I/O: the search never calls a network itself;
 //! callers batch [`EvalRequest`]s from many trees and hand them to an [`Evaluator`].
+//!
+//! - [`Search`]: an arena tree with PUCT (AlphaZero's `c_init`/`c_base`), FPU reduction,
+//!   Dirichlet noise at the root, WDL values, virtual loss, tree reuse, and exact scoring of
+//!   terminal positions with proof propagation (MCTS-solver).
+//! - [`Search::gather`] / [`Search::apply`]: the split that lets one thread drive many trees.
 
+pub mod config;
 pub mod evaluator;
+pub mod rng;
+pub mod search;
+pub mod tree;
 
+pub use config::SearchConfig;
 pub use evaluator::{EvalRequest, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
+pub use rng::Rng;
+pub use search::{ChildStats, Leaf, Search};
+pub use tree::Proven;

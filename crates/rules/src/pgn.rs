@@ -73,7 +73,9 @@ impl PgnGame {
         for (name, default) in ROSTER {
             tag(name, self.tag(name).unwrap_or(default));
         }
-        tag("Result", &self.result);
+        // Only the four PGN result tokens can end the movetext; anything else is written as "*".
+        let result = if is_result(&self.result) { self.result.as_str() } else { "*" };
+        tag("Result", result);
         let variant = match self.initial.castling_mode() {
             CastlingMode::Standard => self.initial.variant().pgn_name().to_string(),
             CastlingMode::Chess960 => format!("{}960", self.initial.variant().pgn_name()),
@@ -106,7 +108,7 @@ impl PgnGame {
             tokens.push(pos.san(m));
             pos.play_unchecked(m);
         }
-        tokens.push(self.result.clone());
+        tokens.push(result.to_string());
         let mut line_len = 0;
         for token in tokens {
             if line_len > 0 && line_len + 1 + token.len() > 79 {
@@ -357,14 +359,29 @@ fn build_game(index: usize, raw: RawGame) -> Result<PgnGame, PgnError> {
         pos.play_unchecked(m);
         moves.push(m);
     }
-    let result =
-        raw.result.or_else(|| tag("Result").map(str::to_string)).unwrap_or_else(|| "*".into());
+    let result = raw
+        .result
+        .or_else(|| tag("Result").filter(|r| is_result(r)).map(str::to_string))
+        .unwrap_or_else(|| "*".into());
     Ok(PgnGame { tags: raw.tags, initial, moves, result })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regression_result_tag_must_be_a_result_token() {
+        // Found by the pgn fuzz target: a free-form [Result] was written as a move.
+        let games = read_pgn("[Result \"foo\"]\n\n1. e4 e5\n");
+        let game = games[0].as_ref().unwrap();
+        assert_eq!(game.result, "*");
+        let again = read_pgn(&game.write());
+        assert_eq!(again[0].as_ref().unwrap().moves.len(), 2);
+        let mut odd = game.clone();
+        odd.result = "0-0".into();
+        assert_eq!(read_pgn(&odd.write())[0].as_ref().unwrap().result, "*");
+    }
 
     #[test]
     fn regression_stray_closing_brackets_do_not_hang_the_reader() {

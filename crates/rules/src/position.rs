@@ -146,12 +146,13 @@ impl Position {
         let board = setup.board;
         let turn = setup.turn;
 
-        if board.occupied().is_empty() && !rules.kingless_play {
+        // Kings: royal variants and atomar lose kings only to the opponent's move, so only the
+        // side to move may be without one; in no-check variants the mover can lose its own king
+        // (even both kings and everything else: an empty board is a reachable final position).
+        let only_mover_may_lack_king = rules.royal_kings || rules.kings_blast_immune;
+        if board.occupied().is_empty() && only_mover_may_lack_king {
             errors.push(PositionErrorKind::EmptyBoard);
         }
-        // Kings: royal variants and atomar lose kings only to the opponent's move, so only the
-        // side to move may be without one; in no-check variants the mover can lose its own king.
-        let only_mover_may_lack_king = rules.royal_kings || rules.kings_blast_immune;
         let has_king = |c: Color| (board.kings() & board.by_color(c)).any();
         for color in Color::ALL {
             let kings = board.kings() & board.by_color(color);

@@ -194,6 +194,14 @@ fn fen_accepts_what_each_variant_allows() {
     assert!(Position::from_fen(fen, Variant::NoCheckAtomic).is_ok());
     assert!(Position::from_fen(fen, Variant::Atomar).is_err());
     assert!(Position::from_fen(fen, Variant::Pawnblast).is_err());
+    // Regression (found by the fen fuzz target): in nocheckatomic a king capture can clear the
+    // board; that final position must read back from its FEN. The mover lost.
+    let p = pos("8/8/8/8/8/8/2k5/1RKR4 w - - 0 1", Variant::NoCheckAtomic);
+    let end = play(p, "c1c2");
+    assert!(end.board().occupied().is_empty());
+    assert_eq!(Position::from_fen(&end.fen(), Variant::NoCheckAtomic), Ok(end));
+    assert_eq!(end.outcome().unwrap().winner, Some(Color::Black));
+    assert!(Position::from_fen("8/8/8/8/8/8/8/8 w - - 0 1", Variant::Atomic).is_err());
 }
 
 #[cfg(feature = "serde")]

@@ -1,0 +1,49 @@
+//! Search settings. Defaults are AlphaZero's published constants where it has them.
+
+/// PUCT search settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// Exploration constant at low visit counts (AlphaZero `c_init`).
+    pub c_init: f32,
+    /// Visit scale at which exploration grows logarithmically (AlphaZero `c_base`).
+    pub c_base: f32,
+    /// First-play urgency: an unvisited child's value is the parent's minus this times the
+    /// square root of the prior mass already visited (lc0's FPU reduction).
+    pub fpu_reduction: f32,
+    /// FPU reduction at the root (self-play noise makes the root special).
+    pub fpu_reduction_root: f32,
+    /// Dirichlet noise concentration at the root.
+    pub dirichlet_alpha: f32,
+    /// Weight of the noise in the root priors (0 disables noise).
+    pub dirichlet_epsilon: f32,
+    /// Value counted per in-flight visit while leaves of one tree are gathered (as losses).
+    pub virtual_loss: f32,
+    /// Score a position that repeats one already on the path from the root (or in the game)
+    /// as a draw, instead of waiting for the third occurrence.
+    pub twofold_draw: bool,
+    /// Earlier positions handed to the evaluator with each leaf (the encoder's history).
+    pub history: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            c_init: 1.25,
+            c_base: 19652.0,
+            fpu_reduction: 0.25,
+            fpu_reduction_root: 0.0,
+            dirichlet_alpha: 0.3,
+            dirichlet_epsilon: 0.25,
+            virtual_loss: 1.0,
+            twofold_draw: true,
+            history: 0,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// The same settings without root noise (evaluation and engine play).
+    pub fn without_noise(self) -> SearchConfig {
+        SearchConfig { dirichlet_epsilon: 0.0, ..self }
+    }
+}

@@ -1,0 +1,612 @@
+//! PUCT search with a gather/apply split.
+//!
+//! [`Search::gather`] walks down the tree (PUCT with virtual loss) and collects leaves to
+//! evaluate; [`Search::apply`] expands them with the evaluations and backs the values up.
+//! One thread can drive many searches and evaluate all their leaves in one batch. Terminal
+//! positions are scored exactly and proven results propagate up (MCTS-solver), so the search
+//! never walks into a forced king explosion once it has seen it.
+
+use crate::config::SearchConfig;
+use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
+use crate::rng::Rng;
+use crate::tree::{Expansion, Node, NodeId, Proven, flip_wdl};
+use atomzero_rules::{Game, Move, MoveList, Outcome, Position};
+
+/// A position waiting for its evaluation.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    /// The node to expand.
+    pub node: NodeId,
+    /// Its position.
+    pub position: Position,
+    /// Earlier positions, most recent first (at most `config.history`).
+    pub history: Vec<Position>,
+    /// How often the position occurred before (game and search path).
+    pub repetitions: usize,
+    /// Its legal moves.
+    pub moves: MoveList,
+    path: Vec<NodeId>,
+}
+
+impl Leaf {
+    /// The evaluator's view of this leaf.
+    pub fn request(&self) -> EvalRequest<'_> {
+        EvalRequest {
+            position: &self.position,
+            history: &self.history,
+            repetitions: self.repetitions,
+            moves: &self.moves,
+        }
+    }
+}
+
+/// What one walk down the tree found.
+enum Walk {
+    /// A new leaf to evaluate.
+    Leaf(Box<Leaf>),
+    /// A terminal or proven node, already backed up.
+    Exact,
+    /// The walk reached a leaf already waiting for evaluation.
+    Collision,
+    /// No move at the root.
+    Nothing,
+}
+
+/// One search tree over a game position.
+#[derive(Debug, Clone)]
+pub struct Search {
+    nodes: Vec<Node>,
+    root_position: Position,
+    /// Hashes of the game's positions before the root, oldest first.
+    game_hashes: Vec<u64>,
+    /// The game's positions before the root, most recent last (at most `config.history`).
+    game_positions: Vec<Position>,
+    config: SearchConfig,
+    rng: Rng,
+    pending: Vec<Leaf>,
+    max_depth: usize,
+}
+
+impl Search {
+    /// A search at the current position of `game`.
+    pub fn new(game: &Game, config: SearchConfig, seed: u64) -> Search {
+        let mut positions = vec![*game.initial()];
+        let mut pos = *game.initial();
+        for &m in game.moves() {
+            pos.play_unchecked(m);
+            positions.push(pos);
+        }
+        let root_position = positions.pop().unwrap_or(*game.position());
+        Search::from_history(root_position, &positions, config, seed)
+    }
+
+    /// A search at `root`, after the earlier game positions `before` (oldest first).
+    pub fn from_history(
+        root: Position,
+        before: &[Position],
+        config: SearchConfig,
+        seed: u64,
+    ) -> Search {
+        let keep = before.len().saturating_sub(config.history);
+        Search {
+            nodes: vec![Node::root()],
+            root_position: root,
+            game_hashes: before.iter().map(Position::hash).collect(),
+            game_positions: before[keep..].to_vec(),
+            config,
+            rng: Rng::new(seed),
+            pending: Vec::new(),
+            max_depth: 0,
+        }
+    }
+
+    /// The position searched.
+    pub fn root_position(&self) -> &Position {
+        &self.root_position
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// Completed visits of the root.
+    pub fn root_visits(&self) -> u32 {
+        self.nodes[0].visits
+    }
+
+    /// The proven result for the side to move at the root, if known.
+    pub fn root_proven(&self) -> Proven {
+        self.nodes[0].proven.flip()
+    }
+
+    /// Deepest ply reached below the root.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// Number of nodes in the arena.
+    pub fn tree_size(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The leaves gathered and not yet applied.
+    pub fn pending(&self) -> &[Leaf] {
+        &self.pending
+    }
+
+    /// Walks down the tree up to `max_leaves` times and returns the new leaves to evaluate.
+    /// Walks ending in terminal or proven positions are backed up at once (they count as
+    /// visits). Stops early on a collision with a leaf already waiting.
+    pub fn gather(&mut self, max_leaves: usize) -> &[Leaf] {
+        let mut attempts = 0;
+        while self.pending.len() < max_leaves && attempts < max_leaves * 4 + 4 {
+            attempts += 1;
+            match self.walk() {
+                Walk::Leaf(leaf) => {
+                    let leaf = *leaf;
+                    for &id in &leaf.path {
+                        self.nodes[id as usize].in_flight += 1;
+                    }
+                    self.nodes[leaf.node as usize].expansion = Expansion::Pending;
+                    self.pending.push(leaf);
+                }
+                Walk::Exact => {}
+                Walk::Collision | Walk::Nothing => break,
+            }
+            if self.nodes[0].proven != Proven::Unknown && self.nodes[0].visits > 0 {
+                break;
+            }
+        }
+        &self.pending
+    }
+
+    /// Expands the pending leaves with `evaluations` (one per leaf, in order) and backs up.
+    pub fn apply(&mut self, evaluations: &[Evaluation]) {
+        let leaves = std::mem::take(&mut self.pending);
+        for (leaf, eval) in leaves.into_iter().zip(evaluations) {
+            let first = self.nodes.len() as NodeId;
+            let sum: f32 = eval.priors.iter().sum::<f32>();
+            let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
+            let uniform = 1.0 / leaf.moves.len().max(1) as f32;
+            for (i, &m) in leaf.moves.iter().enumerate() {
+                let p = eval.priors.get(i).copied().unwrap_or(0.0) * norm;
+                self.nodes
+                    .push(Node::new(m, if norm > 0.0 && p.is_finite() { p } else { uniform }));
+            }
+            let node = &mut self.nodes[leaf.node as usize];
+            node.first_child = first;
+            node.n_children = leaf.moves.len() as u16;
+            node.expansion = Expansion::Expanded;
+            if leaf.node == 0 {
+                self.add_root_noise();
+            }
+            let wdl = sanitize(eval.wdl);
+            // The evaluation is for the side to move at the leaf; the node stores the mover's.
+            self.backup(&leaf.path, flip_wdl(wdl), true);
+        }
+    }
+
+    /// Runs the search alone with `evaluator` until the root has `visits` visits (or is
+    /// proven), evaluating up to `batch` leaves at a time.
+    pub fn run<E: Evaluator + ?Sized>(&mut self, evaluator: &E, visits: u32, batch: usize) {
+        while self.root_visits() < visits {
+            if self.nodes[0].proven != Proven::Unknown && self.nodes[0].visits > 0 {
+                break;
+            }
+            let before = self.root_visits();
+            let leaves = self.gather(batch.max(1));
+            if leaves.is_empty() {
+                if self.root_visits() == before {
+                    break;
+                }
+                continue;
+            }
+            let requests: Vec<EvalRequest<'_>> = leaves.iter().map(Leaf::request).collect();
+            let evals = evaluator.evaluate(&requests);
+            self.apply(&evals);
+        }
+    }
+
+    fn walk(&mut self) -> Walk {
+        let mut path: Vec<NodeId> = vec![0];
+        let mut pos = self.root_position;
+        let mut path_hashes: Vec<u64> = Vec::new();
+        let mut path_positions: Vec<Position> = Vec::new();
+        let mut id: NodeId = 0;
+        loop {
+            let node = &self.nodes[id as usize];
+            if id != 0 && node.proven != Proven::Unknown {
+                let wdl = node.proven.wdl().unwrap_or([0.0, 1.0, 0.0]);
+                self.backup(&path, wdl, false);
+                return Walk::Exact;
+            }
+            match node.expansion {
+                Expansion::Pending => return Walk::Collision,
+                // Non-root terminal nodes are proven and returned above.
+                Expansion::Terminal => return Walk::Nothing,
+                Expansion::Unexpanded => {
+                    let moves = pos.legal_moves();
+                    let repetitions = self.repetitions(&pos, &path_hashes);
+                    if let Some(proven) = self.terminal(&pos, &moves, repetitions, id == 0) {
+                        let node = &mut self.nodes[id as usize];
+                        node.expansion = Expansion::Terminal;
+                        node.proven = proven;
+                        if id == 0 {
+                            return Walk::Nothing;
+                        }
+                        self.backup(&path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
+                        self.propagate_proof(&path);
+                        return Walk::Exact;
+                    }
+                    self.max_depth = self.max_depth.max(path.len() - 1);
+                    let history = self.leaf_history(&path_positions);
+                    return Walk::Leaf(Box::new(Leaf {
+                        node: id,
+                        position: pos,
+                        history,
+                        repetitions,
+                        moves,
+                        path,
+                    }));
+                }
+                Expansion::Expanded => {
+                    if node.n_children == 0 {
+                        return Walk::Nothing;
+                    }
+                    let child = self.select_child(id);
+                    if self.config.history > 0 {
+                        path_positions.push(pos);
+                    }
+                    path_hashes.push(pos.hash());
+                    pos.play_unchecked(self.nodes[child as usize].mv);
+                    path.push(child);
+                    id = child;
+                }
+            }
+        }
+    }
+
+    /// Earlier positions for a leaf: the path (most recent first), then the game.
+    fn leaf_history(&self, path_positions: &[Position]) -> Vec<Position> {
+        if self.config.history == 0 {
+            return Vec::new();
+        }
+        path_positions
+            .iter()
+            .rev()
+            .chain(self.game_positions.iter().rev())
+            .take(self.config.history)
+            .copied()
+            .collect()
+    }
+
+    /// Earlier occurrences of `pos` since the last irreversible move (game and path).
+    fn repetitions(&self, pos: &Position, path_hashes: &[u64]) -> usize {
+        let window = pos.halfmoves() as usize;
+        let hash = pos.hash();
+        self.game_hashes
+            .iter()
+            .chain(path_hashes)
+            .rev()
+            .take(window)
+            .filter(|&&h| h == hash)
+            .count()
+    }
+
+    /// The exact result of a position for the player who moved into it, if the game is over.
+    fn terminal(
+        &self,
+        pos: &Position,
+        moves: &MoveList,
+        repetitions: usize,
+        is_root: bool,
+    ) -> Option<Proven> {
+        let outcome: Option<Outcome> = if moves.is_empty() {
+            pos.outcome()
+        } else if pos.variant_outcome().is_some() {
+            pos.variant_outcome()
+        } else if is_root {
+            // The root is searched even if a draw could be claimed: a move must come out.
+            None
+        } else if pos.is_insufficient_material()
+            || pos.halfmoves() >= 100
+            || repetitions >= 2
+            || (self.config.twofold_draw && repetitions >= 1)
+        {
+            Some(Outcome::draw(atomzero_rules::Termination::ThreefoldRepetition))
+        } else {
+            None
+        };
+        let outcome = outcome?;
+        Some(match outcome.winner {
+            None => Proven::Draw,
+            Some(w) if w == pos.turn() => Proven::Loss,
+            Some(_) => Proven::Win,
+        })
+    }
+
+    /// PUCT selection among the children of `parent`.
+    fn select_child(&self, parent: NodeId) -> NodeId {
+        let p = &self.nodes[parent as usize];
+        let n_parent = (p.visits + p.in_flight) as f32;
+        let c =
+            self.config.c_init + ((n_parent + self.config.c_base + 1.0) / self.config.c_base).ln();
+        let sqrt_n = n_parent.max(1.0).sqrt();
+        // The parent's value from the point of view of its side to move (the children's movers).
+        let parent_q = -p.q();
+        let visited_prior: f32 = self.nodes[p.children()]
+            .iter()
+            .filter(|ch| ch.visits + ch.in_flight > 0)
+            .map(|ch| ch.prior)
+            .sum();
+        let reduction =
+            if parent == 0 { self.config.fpu_reduction_root } else { self.config.fpu_reduction };
+        let fpu = parent_q - reduction * visited_prior.sqrt();
+        let mut best = p.first_child;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, child) in self.nodes[p.children()].iter().enumerate() {
+            let id = p.first_child + i as NodeId;
+            let score = match child.proven {
+                Proven::Win => return id,
+                Proven::Loss => -1e6 + child.visits as f32 * 1e-3,
+                _ => {
+                    let n = (child.visits + child.in_flight) as f32;
+                    let q = if child.proven == Proven::Draw {
+                        0.0
+                    } else if n == 0.0 {
+                        fpu
+                    } else {
+                        (child.wdl_sum[0]
+                            - child.wdl_sum[2]
+                            - self.config.virtual_loss * child.in_flight as f32)
+                            / n
+                    };
+                    q + c * child.prior * sqrt_n / (1.0 + n)
+                }
+            };
+            if score > best_score {
+                best_score = score;
+                best = id;
+            }
+        }
+        best
+    }
+
+    /// Adds `wdl` (for the player who moved into the last node of `path`) to every node of the
+    /// path, flipping the point of view at each level.
+    fn backup(&mut self, path: &[NodeId], mut wdl: [f32; 3], virtual_loss: bool) {
+        for &id in path.iter().rev() {
+            let node = &mut self.nodes[id as usize];
+            node.visits += 1;
+            if virtual_loss {
+                node.in_flight = node.in_flight.saturating_sub(1);
+            }
+            for (sum, v) in node.wdl_sum.iter_mut().zip(wdl) {
+                *sum += v;
+            }
+            wdl = flip_wdl(wdl);
+        }
+    }
+
+    /// After the last node of `path` became proven, proves its ancestors where possible.
+    fn propagate_proof(&mut self, path: &[NodeId]) {
+        for window in path.windows(2).rev() {
+            let (parent, child) = (window[0] as usize, window[1] as usize);
+            if self.nodes[parent].proven != Proven::Unknown {
+                break;
+            }
+            let proven = if self.nodes[child].proven == Proven::Win {
+                Proven::Loss
+            } else {
+                let children = &self.nodes[self.nodes[parent].children()];
+                if children.iter().all(|c| c.proven != Proven::Unknown) {
+                    if children.iter().any(|c| c.proven == Proven::Draw) {
+                        Proven::Draw
+                    } else {
+                        Proven::Win
+                    }
+                } else {
+                    Proven::Unknown
+                }
+            };
+            if proven == Proven::Unknown {
+                break;
+            }
+            self.nodes[parent].proven = proven;
+        }
+    }
+
+    fn add_root_noise(&mut self) {
+        let eps = self.config.dirichlet_epsilon;
+        let root = &self.nodes[0];
+        if eps <= 0.0 || root.n_children < 2 {
+            return;
+        }
+        let range = root.children();
+        let noise = self.rng.dirichlet(self.config.dirichlet_alpha as f64, range.len());
+        for (node, n) in self.nodes[range].iter_mut().zip(noise) {
+            node.prior = (1.0 - eps) * node.prior + eps * n;
+        }
+    }
+
+    /// Visits per root move, in legal-move order (empty before the root is expanded).
+    pub fn root_children(&self) -> Vec<(Move, u32)> {
+        self.nodes[self.nodes[0].children()].iter().map(|c| (c.mv, c.visits)).collect()
+    }
+
+    /// Root children with prior, visits, WDL (for the side to move at the root) and proof.
+    pub fn root_child_stats(&self) -> Vec<ChildStats> {
+        self.nodes[self.nodes[0].children()]
+            .iter()
+            .map(|c| ChildStats {
+                mv: c.mv,
+                prior: c.prior,
+                visits: c.visits,
+                wdl: c.wdl(),
+                proven: c.proven,
+            })
+            .collect()
+    }
+
+    /// Mean WDL of the root for its side to move.
+    pub fn root_wdl(&self) -> [f32; 3] {
+        match self.nodes[0].proven.flip().wdl() {
+            Some(exact) => exact,
+            None => flip_wdl(self.nodes[0].wdl()),
+        }
+    }
+
+    /// The move to play: a proven win if there is one, else the most visited move that is not
+    /// a proven loss (ties broken by value).
+    pub fn best_move(&self) -> Option<Move> {
+        let children = &self.nodes[self.nodes[0].children()];
+        if let Some(win) = children.iter().find(|c| c.proven == Proven::Win) {
+            return Some(win.mv);
+        }
+        let key = |c: &Node| (c.proven != Proven::Loss, c.visits, ordered(c.q()));
+        children.iter().max_by_key(|c| key(c)).map(|c| c.mv)
+    }
+
+    /// Samples a root move with probability ∝ visits^(1/temperature) among moves that are not
+    /// proven losses; temperature 0 (or less) is [`Search::best_move`].
+    pub fn sample_move(&mut self, temperature: f32) -> Option<Move> {
+        if temperature <= 0.0 {
+            return self.best_move();
+        }
+        let children = &self.nodes[self.nodes[0].children()];
+        if children.iter().any(|c| c.proven == Proven::Win) {
+            return self.best_move();
+        }
+        let weights: Vec<f64> = children
+            .iter()
+            .map(|c| {
+                if c.proven == Proven::Loss {
+                    0.0
+                } else {
+                    (c.visits as f64).powf(1.0 / temperature as f64)
+                }
+            })
+            .collect();
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            return self.best_move();
+        }
+        let mut r = self.rng.uniform() * total;
+        for (c, w) in children.iter().zip(&weights) {
+            if r < *w {
+                return Some(c.mv);
+            }
+            r -= w;
+        }
+        self.best_move()
+    }
+
+    /// The principal variation: most visited children from the root.
+    pub fn pv(&self, max_len: usize) -> Vec<Move> {
+        let mut pv = Vec::new();
+        let mut id = 0usize;
+        if let Some(best) = self.best_move() {
+            pv.push(best);
+            id = self.nodes[self.nodes[0].children()]
+                .iter()
+                .position(|c| c.mv == best)
+                .map_or(0, |i| self.nodes[0].first_child as usize + i);
+        }
+        while pv.len() < max_len && id != 0 {
+            let node = &self.nodes[id];
+            let Some((i, _)) = self.nodes[node.children()]
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.visits > 0)
+                .max_by_key(|(_, c)| (c.proven == Proven::Win, c.visits))
+            else {
+                break;
+            };
+            id = node.first_child as usize + i;
+            pv.push(self.nodes[id].mv);
+        }
+        pv
+    }
+
+    /// Moves the root to the child reached by `m`, keeping its subtree (tree reuse). Pending
+    /// leaves are dropped. Fresh noise is mixed into the new root's priors.
+    pub fn advance(&mut self, m: Move) {
+        self.pending.clear();
+        let old_root = self.root_position;
+        let child = self.nodes[self.nodes[0].children()].iter().position(|c| c.mv == m);
+        let mut nodes = vec![Node::root()];
+        if let Some(i) = child {
+            let old_id = self.nodes[0].first_child as usize + i;
+            let mut root = self.nodes[old_id].clone();
+            root.mv = Node::root().mv;
+            root.prior = 1.0;
+            root.in_flight = 0;
+            nodes[0] = root;
+            let mut queue = std::collections::VecDeque::from([(old_id, 0usize)]);
+            while let Some((old, new)) = queue.pop_front() {
+                let range = self.nodes[old].children();
+                if range.is_empty() {
+                    continue;
+                }
+                let first = nodes.len();
+                nodes[new].first_child = first as NodeId;
+                for (k, old_child) in range.enumerate() {
+                    let mut copy = self.nodes[old_child].clone();
+                    copy.in_flight = 0;
+                    if copy.expansion == Expansion::Pending {
+                        copy.expansion = Expansion::Unexpanded;
+                    }
+                    nodes.push(copy);
+                    queue.push_back((old_child, first + k));
+                }
+            }
+        }
+        if nodes[0].expansion == Expansion::Pending {
+            nodes[0].expansion = Expansion::Unexpanded;
+        }
+        self.nodes = nodes;
+        self.game_hashes.push(old_root.hash());
+        self.game_positions.push(old_root);
+        if self.game_positions.len() > self.config.history {
+            self.game_positions.remove(0);
+        }
+        self.root_position.play_unchecked(m);
+        self.max_depth = 0;
+        // A terminal-for-the-search root (e.g. a two-fold repetition) must be searched anyway.
+        if self.nodes[0].expansion == Expansion::Terminal
+            && !self.root_position.legal_moves().is_empty()
+        {
+            self.nodes[0] = Node::root();
+        }
+        if self.nodes[0].expansion == Expansion::Expanded {
+            self.add_root_noise();
+        }
+    }
+}
+
+/// Per-move statistics at the root.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChildStats {
+    /// The move.
+    pub mv: Move,
+    /// Its prior.
+    pub prior: f32,
+    /// Its visits.
+    pub visits: u32,
+    /// Mean WDL for the side to move at the root.
+    pub wdl: [f32; 3],
+    /// Proven result for the side to move at the root.
+    pub proven: Proven,
+}
+
+fn sanitize(wdl: [f32; 3]) -> [f32; 3] {
+    let clean = wdl.map(|p| if p.is_finite() && p > 0.0 { p } else { 0.0 });
+    let sum: f32 = clean.iter().sum();
+    if sum > 0.0 { clean.map(|p| p / sum) } else { [0.0, 1.0, 0.0] }
+}
+
+/// Orders floats for `max_by_key` (NaN sorts lowest).
+fn ordered(x: f32) -> i64 {
+    if x.is_nan() { i64::MIN } else { (x as f64 * 1e9) as i64 }
+}
