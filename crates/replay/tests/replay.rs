@@ -1,0 +1,147 @@
+//! Shards round-trip exactly; corrupt and truncated shards are reported by name and skipped;
+//! the window keeps the newest targets and rebuilds positions by replaying games.
+
+use atomzero_replay::window::shard_file_name;
+use atomzero_replay::{
+    EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget, ShardError, ShardMeta,
+    read_shard, write_shard,
+};
+use atomzero_rules::{Color, Game, Position, Termination, Variant};
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("atomzero-replay-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Plays `n` pseudo-random games (deterministic) and records every other move as a target.
+fn games(n: usize, seed: u64) -> Vec<GameRecord> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    (0..n)
+        .map(|i| {
+            let variant = Variant::ALL[i % Variant::ALL.len()];
+            let mut game = Game::new(Position::new(variant));
+            let mut moves = Vec::new();
+            while game.outcome().is_none() && game.ply() < 120 {
+                let legal = game.position().legal_moves();
+                let mv = legal[next() % legal.len()];
+                let target = (game.ply() % 2 == 0).then(|| SearchTarget {
+                    visits: legal
+                        .iter()
+                        .take(5)
+                        .enumerate()
+                        .map(|(k, &m)| (m, (k * 3 + 1) as u32))
+                        .collect(),
+                    root_wdl: [0.25, 0.5, 0.25],
+                });
+                moves.push(MoveRecord { mv, target });
+                game.play(mv).unwrap();
+            }
+            let outcome = game.outcome();
+            GameRecord {
+                variant,
+                start_fen: Position::new(variant).fen(),
+                chess960: false,
+                moves,
+                winner: outcome.and_then(|o| o.winner),
+                reason: outcome.map_or(EndReason::MaxLength, |o| EndReason::Rules(o.termination)),
+                resign_disabled: i % 3 == 0,
+                resign_point: (i % 4 == 1).then_some((7, Color::Black)),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn shards_round_trip() {
+    let dir = temp_dir("roundtrip");
+    let path = dir.join(shard_file_name(3, 1));
+    let meta =
+        ShardMeta { model: "random".into(), generation: 3, created_unix: 1, note: "test".into() };
+    let written = games(20, 1);
+    write_shard(&path, &meta, &written).unwrap();
+    let (meta_back, read) = read_shard(&path).unwrap();
+    assert_eq!(meta_back, meta);
+    assert_eq!(read, written);
+    // No temporary file is left behind.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    assert_eq!(
+        EndReason::from_code(EndReason::Rules(Termination::BoardCleared).code()),
+        Some(EndReason::Rules(Termination::BoardCleared))
+    );
+}
+
+#[test]
+fn corrupt_and_truncated_shards_are_reported_and_skipped() {
+    let dir = temp_dir("corrupt");
+    let meta = ShardMeta::default();
+    write_shard(&dir.join(shard_file_name(0, 0)), &meta, &games(5, 2)).unwrap();
+    write_shard(&dir.join(shard_file_name(0, 1)), &meta, &games(5, 3)).unwrap();
+    write_shard(&dir.join(shard_file_name(0, 2)), &meta, &games(5, 4)).unwrap();
+    let good = std::fs::read(dir.join(shard_file_name(0, 1))).unwrap();
+    // Truncate one, flip a payload byte in another.
+    std::fs::write(dir.join(shard_file_name(0, 1)), &good[..good.len() / 2]).unwrap();
+    let mut flipped = std::fs::read(dir.join(shard_file_name(0, 2))).unwrap();
+    let last = flipped.len() - 10;
+    flipped[last] ^= 0x40;
+    std::fs::write(dir.join(shard_file_name(0, 2)), &flipped).unwrap();
+    std::fs::write(dir.join(shard_file_name(0, 3)), b"not a shard at all").unwrap();
+    for (seq, needle) in [(1, "payload is"), (2, "payload checksum"), (3, "bad magic")] {
+        let err = read_shard(&dir.join(shard_file_name(0, seq))).unwrap_err();
+        assert!(matches!(err, ShardError::Corrupt { .. }));
+        let msg = err.to_string();
+        assert!(msg.contains(&shard_file_name(0, seq)) && msg.contains(needle), "{msg}");
+    }
+    let window = ReplayWindow::load(&dir, 1_000_000).unwrap();
+    assert_eq!(window.skipped.len(), 3);
+    assert_eq!(window.shards_read, 1);
+    assert_eq!(window.n_games(), 5);
+    // Every cut of a valid shard is rejected cleanly.
+    for cut in (0..good.len()).step_by(7) {
+        std::fs::write(dir.join("cut.shard"), &good[..cut]).unwrap();
+        assert!(read_shard(&dir.join("cut.shard")).is_err());
+    }
+}
+
+#[test]
+fn window_keeps_the_newest_targets_and_replays_positions() {
+    let dir = temp_dir("window");
+    let old = games(10, 5);
+    let new = games(10, 6);
+    let meta = ShardMeta::default();
+    write_shard(&dir.join(shard_file_name(1, 0)), &meta, &old).unwrap();
+    write_shard(&dir.join(shard_file_name(2, 0)), &meta, &new).unwrap();
+    let n_new: usize = new.iter().map(GameRecord::n_targets).sum();
+    let window = ReplayWindow::load(&dir, n_new).unwrap();
+    assert_eq!(window.len(), n_new);
+    assert_eq!(window.shards_read, 1, "the old shard is not needed");
+    let window = ReplayWindow::load(&dir, n_new + 5).unwrap();
+    assert_eq!(window.len(), n_new + 5);
+    // Sample 0 is the 5th-newest target of the old shard; the last sample is the newest.
+    let last = window.get(window.len() - 1, 2).unwrap();
+    let game = new.last().unwrap();
+    let ply = game.moves.iter().rposition(|m| m.target.is_some()).unwrap();
+    let mut pos = Position::new(game.variant);
+    for m in &game.moves[..ply] {
+        pos.play_unchecked(m.mv);
+    }
+    assert_eq!(last.position, pos);
+    assert_eq!(last.target, game.moves[ply].target.as_ref().unwrap());
+    assert_eq!(last.history.len(), 2.min(ply));
+    let expected = match game.winner {
+        None => [0.0, 1.0, 0.0],
+        Some(w) if w == pos.turn() => [1.0, 0.0, 0.0],
+        Some(_) => [0.0, 0.0, 1.0],
+    };
+    assert_eq!(last.result_wdl, expected);
+    assert!(window.get(window.len(), 0).is_none());
+    // An empty directory is an error that names it.
+    let empty = temp_dir("empty");
+    let err = ReplayWindow::load(&empty, 10).unwrap_err().to_string();
+    assert!(err.contains("no training data"), "{err}");
+}
