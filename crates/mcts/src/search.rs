@@ -110,6 +110,12 @@ impl Search {
         &self.config
     }
 
+    /// Changes the root noise weight for the next root expansion or [`Search::advance`]
+    /// (self-play turns noise off for cheap searches).
+    pub fn set_dirichlet_epsilon(&mut self, epsilon: f32) {
+        self.config.dirichlet_epsilon = epsilon;
+    }
+
     /// Completed visits of the root.
     pub fn root_visits(&self) -> u32 {
         self.nodes[0].visits

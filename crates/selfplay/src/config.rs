@@ -1,0 +1,107 @@
+//! Self-play settings (a section of the run config; every field has a default).
+
+use serde::{Deserialize, Serialize};
+
+/// Self-play settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfplayConfig {
+    /// Worker threads (0 = one per CPU core).
+    pub threads: usize,
+    /// Games each worker plays at once (their leaves share one evaluation batch).
+    pub games_per_worker: usize,
+    /// Leaves gathered per tree per round (virtual loss spreads them).
+    pub leaves_per_tree: usize,
+    /// Visits of a full search (its move becomes a training target).
+    pub visits: u32,
+    /// Visits of a cheap search (playout-cap randomisation; not a training target).
+    pub cheap_visits: u32,
+    /// Probability that a move gets the full search.
+    pub full_search_fraction: f64,
+    /// Temperature for the first `temperature_plies` plies.
+    pub temperature: f32,
+    /// Plies played with `temperature`.
+    pub temperature_plies: usize,
+    /// Temperature afterwards (0 = most visited move).
+    pub final_temperature: f32,
+    /// Resign when the side to move's value (win − loss) stays below this...
+    pub resign_threshold: f32,
+    /// ...for this many of its own consecutive moves (0 disables resignation).
+    pub resign_consecutive: usize,
+    /// Fraction of games in which nobody resigns, to measure false resignations.
+    pub resign_playthrough: f64,
+    /// Games longer than this many plies are adjudicated a draw.
+    pub max_plies: usize,
+    /// Random legal plies played from the start position when no book is given.
+    pub random_opening_plies: usize,
+    /// Dirichlet noise concentration at the root.
+    pub dirichlet_alpha: f32,
+    /// Dirichlet noise weight at the root (full searches only).
+    pub dirichlet_epsilon: f32,
+    /// PUCT exploration constant `c_init`.
+    pub c_init: f32,
+    /// First-play-urgency reduction.
+    pub fpu_reduction: f32,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> SelfplayConfig {
+        SelfplayConfig {
+            threads: 0,
+            games_per_worker: 32,
+            leaves_per_tree: 4,
+            visits: 200,
+            cheap_visits: 40,
+            full_search_fraction: 0.25,
+            temperature: 1.0,
+            temperature_plies: 12,
+            final_temperature: 0.0,
+            resign_threshold: -0.95,
+            resign_consecutive: 3,
+            resign_playthrough: 0.1,
+            max_plies: 300,
+            random_opening_plies: 2,
+            dirichlet_alpha: 0.3,
+            dirichlet_epsilon: 0.25,
+            c_init: 1.25,
+            fpu_reduction: 0.25,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    /// The search settings for a full (`noise`) or cheap search.
+    pub fn search_config(&self, noise: bool, history: usize) -> atomzero_mcts::SearchConfig {
+        atomzero_mcts::SearchConfig {
+            c_init: self.c_init,
+            fpu_reduction: self.fpu_reduction,
+            dirichlet_alpha: self.dirichlet_alpha,
+            dirichlet_epsilon: if noise { self.dirichlet_epsilon } else { 0.0 },
+            history,
+            ..atomzero_mcts::SearchConfig::default()
+        }
+    }
+
+    /// Checks the values; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
+        check(self.games_per_worker >= 1, "selfplay.games_per_worker must be at least 1")?;
+        check(self.leaves_per_tree >= 1, "selfplay.leaves_per_tree must be at least 1")?;
+        check(self.visits >= 1, "selfplay.visits must be at least 1")?;
+        check(self.cheap_visits >= 1, "selfplay.cheap_visits must be at least 1")?;
+        check(
+            (0.0..=1.0).contains(&self.full_search_fraction),
+            "selfplay.full_search_fraction must be in [0, 1]",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.resign_playthrough),
+            "selfplay.resign_playthrough must be in [0, 1]",
+        )?;
+        check(self.max_plies >= 1, "selfplay.max_plies must be at least 1")?;
+        check(
+            self.temperature >= 0.0 && self.final_temperature >= 0.0,
+            "selfplay temperatures must be >= 0",
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,326 @@
+//! The self-play loop: workers on a rayon pool, each playing `games_per_worker` games at once
+//! and evaluating all their leaves in one batch per round.
+
+use crate::config::SelfplayConfig;
+use crate::openings::Openings;
+use atomzero_mcts::{EvalRequest, Evaluator, Proven, Rng, Search};
+use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
+use atomzero_rules::{CastlingMode, Color, Game, PgnGame, Position, Setup, Variant};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Figures about one finished game.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GameStats {
+    /// Game number (0-based, the order games were started in).
+    pub index: usize,
+    /// Plies played.
+    pub plies: usize,
+    /// Moves recorded as training targets.
+    pub targets: usize,
+    /// Leaves evaluated for this game.
+    pub evaluations: u64,
+    /// A resignation in a played-out game that the result proved wrong.
+    pub false_resignation: bool,
+}
+
+/// What self-play reports to its caller.
+#[derive(Debug)]
+pub enum SelfplayEvent {
+    /// A game finished.
+    Game(Box<GameRecord>, GameStats),
+    /// Evaluator calls since the last report: (batches, positions).
+    Batches { batches: u64, positions: u64 },
+}
+
+/// One game in progress inside a worker.
+struct Slot {
+    index: usize,
+    game: Game,
+    search: Search,
+    rng: Rng,
+    full: bool,
+    records: Vec<MoveRecord>,
+    resign_disabled: bool,
+    resign_point: Option<(u16, Color)>,
+    low_value_streak: [usize; 2],
+    start_fen: String,
+    chess960: bool,
+    evaluations: u64,
+}
+
+fn mix(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 33)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    z ^ (z >> 33)
+}
+
+impl Slot {
+    fn new(
+        index: usize,
+        config: &SelfplayConfig,
+        variant: Variant,
+        openings: &Openings,
+        history: usize,
+        seed: u64,
+    ) -> Slot {
+        let mut rng = Rng::new(mix(seed, index as u64));
+        let start = openings.opening(index, variant, &mut rng);
+        let full = rng.uniform() < config.full_search_fraction;
+        let game = Game::new(start);
+        let search = Search::new(&game, config.search_config(full, history), rng.next_u64());
+        Slot {
+            index,
+            game,
+            search,
+            full,
+            records: Vec::new(),
+            resign_disabled: rng.uniform() < config.resign_playthrough,
+            resign_point: None,
+            low_value_streak: [0, 0],
+            start_fen: start.fen(),
+            chess960: start.castling_mode() == CastlingMode::Chess960,
+            evaluations: 0,
+            rng,
+        }
+    }
+
+    fn target_visits(&self, config: &SelfplayConfig) -> u32 {
+        if self.full { config.visits } else { config.cheap_visits }
+    }
+
+    /// Plays the searched move; returns the finished game if it ended.
+    fn make_move(&mut self, config: &SelfplayConfig) -> Option<(GameRecord, GameStats)> {
+        let turn = self.game.position().turn();
+        let ply = self.game.ply();
+        let wdl = self.search.root_wdl();
+        let value = wdl[0] - wdl[2];
+        let streak = &mut self.low_value_streak[turn.index()];
+        *streak = if value < config.resign_threshold { *streak + 1 } else { 0 };
+        if config.resign_consecutive > 0
+            && *streak >= config.resign_consecutive
+            && self.search.root_proven() != Proven::Win
+        {
+            if !self.resign_disabled {
+                return Some(self.finish(Some(!turn), EndReason::Resignation));
+            }
+            self.resign_point.get_or_insert((ply.min(u16::MAX as usize) as u16, turn));
+        }
+        let temperature = if ply < config.temperature_plies {
+            config.temperature
+        } else {
+            config.final_temperature
+        };
+        let mv = self.search.sample_move(temperature)?;
+        let target = self.full.then(|| SearchTarget {
+            visits: self.search.root_children().into_iter().filter(|&(_, n)| n > 0).collect(),
+            root_wdl: wdl,
+        });
+        self.records.push(MoveRecord { mv, target });
+        self.game.play_unchecked(mv);
+        if let Some(outcome) = self.game.outcome() {
+            return Some(self.finish(outcome.winner, EndReason::Rules(outcome.termination)));
+        }
+        if self.game.ply() >= config.max_plies {
+            return Some(self.finish(None, EndReason::MaxLength));
+        }
+        self.full = self.rng.uniform() < config.full_search_fraction;
+        self.search.set_dirichlet_epsilon(if self.full { config.dirichlet_epsilon } else { 0.0 });
+        self.search.advance(mv);
+        None
+    }
+
+    fn finish(&mut self, winner: Option<Color>, reason: EndReason) -> (GameRecord, GameStats) {
+        let record = GameRecord {
+            variant: self.game.position().variant(),
+            start_fen: std::mem::take(&mut self.start_fen),
+            chess960: self.chess960,
+            moves: std::mem::take(&mut self.records),
+            winner,
+            reason,
+            resign_disabled: self.resign_disabled,
+            resign_point: self.resign_point,
+        };
+        let stats = GameStats {
+            index: self.index,
+            plies: record.moves.len(),
+            targets: record.n_targets(),
+            evaluations: self.evaluations,
+            false_resignation: self.resign_point.is_some_and(|(_, side)| winner != Some(!side)),
+        };
+        (record, stats)
+    }
+}
+
+struct Shared<'a, E: ?Sized> {
+    evaluator: &'a E,
+    config: &'a SelfplayConfig,
+    variant: Variant,
+    openings: &'a Openings,
+    history: usize,
+    seed: u64,
+    n_games: usize,
+    next_game: AtomicUsize,
+    stop: AtomicBool,
+}
+
+fn worker<E: Evaluator + Sync + ?Sized>(shared: &Shared<'_, E>, tx: mpsc::Sender<SelfplayEvent>) {
+    let config = shared.config;
+    let mut slots: Vec<Slot> = Vec::with_capacity(config.games_per_worker);
+    let (mut batches, mut positions) = (0u64, 0u64);
+    loop {
+        while slots.len() < config.games_per_worker && !shared.stop.load(Ordering::Relaxed) {
+            let index = shared.next_game.fetch_add(1, Ordering::Relaxed);
+            if index >= shared.n_games {
+                break;
+            }
+            slots.push(Slot::new(
+                index,
+                config,
+                shared.variant,
+                shared.openings,
+                shared.history,
+                shared.seed,
+            ));
+        }
+        if slots.is_empty() {
+            break;
+        }
+        let visits_before: Vec<u32> = slots.iter().map(|s| s.search.root_visits()).collect();
+        for slot in slots.iter_mut() {
+            let wanted =
+                slot.target_visits(config).saturating_sub(slot.search.root_visits()) as usize;
+            slot.search.gather(config.leaves_per_tree.min(wanted.max(1)));
+        }
+        let requests: Vec<EvalRequest<'_>> =
+            slots.iter().flat_map(|s| s.search.pending().iter().map(|l| l.request())).collect();
+        if !requests.is_empty() {
+            let evals = shared.evaluator.evaluate(&requests);
+            batches += 1;
+            positions += requests.len() as u64;
+            drop(requests);
+            let mut offset = 0;
+            for slot in slots.iter_mut() {
+                let n = slot.search.pending().len();
+                slot.evaluations += n as u64;
+                slot.search.apply(&evals[offset..offset + n]);
+                offset += n;
+            }
+        }
+        let mut i = 0;
+        while i < slots.len() {
+            let slot = &mut slots[i];
+            let done_searching = slot.search.root_visits() >= slot.target_visits(config)
+                || slot.search.root_proven() != Proven::Unknown
+                || slot.search.root_visits() == visits_before[i];
+            // A root without children after searching has no legal move although the game is
+            // not over: impossible for legal positions; drop such a game rather than loop.
+            let stuck = done_searching && slot.search.root_children().is_empty();
+            let finished = if done_searching && !stuck { slot.make_move(config) } else { None };
+            if let Some((record, stats)) = finished {
+                if tx.send(SelfplayEvent::Game(Box::new(record), stats)).is_err() {
+                    shared.stop.store(true, Ordering::Relaxed);
+                }
+                slots.swap_remove(i);
+                continue;
+            }
+            if stuck {
+                slots.swap_remove(i);
+                continue;
+            }
+            i += 1;
+        }
+        if batches >= 16 {
+            let _ = tx.send(SelfplayEvent::Batches { batches, positions });
+            (batches, positions) = (0, 0);
+        }
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    let _ = tx.send(SelfplayEvent::Batches { batches, positions });
+}
+
+/// Plays `n_games` games with `evaluator` and hands every event to `on_event` on the calling
+/// thread; `on_event` returning `false` stops self-play (games in progress are abandoned).
+/// Games are seeded by `seed` and their index, so a game's moves do not depend on the thread
+/// that played it.
+#[allow(clippy::too_many_arguments)]
+pub fn run<E: Evaluator + Sync + ?Sized>(
+    evaluator: &E,
+    config: &SelfplayConfig,
+    variant: Variant,
+    openings: &Openings,
+    n_games: usize,
+    history: usize,
+    seed: u64,
+    mut on_event: impl FnMut(SelfplayEvent) -> bool,
+) {
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        config.threads
+    };
+    let workers = threads.min(n_games.div_ceil(config.games_per_worker.max(1))).max(1);
+    let shared = Shared {
+        evaluator,
+        config,
+        variant,
+        openings,
+        history,
+        seed,
+        n_games,
+        next_game: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+    };
+    let (tx, rx) = mpsc::channel();
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(workers).build() {
+        Ok(pool) => pool,
+        Err(_) => {
+            // Could not start threads: play on this thread.
+            worker(&shared, tx);
+            for event in rx.try_iter() {
+                if !on_event(event) {
+                    break;
+                }
+            }
+            return;
+        }
+    };
+    std::thread::scope(|scope| {
+        let shared = &shared;
+        scope.spawn(move || {
+            pool.scope(|s| {
+                for _ in 0..workers {
+                    let tx = tx.clone();
+                    s.spawn(move |_| worker(shared, tx));
+                }
+            });
+            drop(tx);
+        });
+        for event in rx.iter() {
+            if !on_event(event) {
+                shared.stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+        // Drain so workers never block (the channel is unbounded; this only waits for them).
+    });
+}
+
+/// The PGN form of a recorded game.
+pub fn record_to_pgn(record: &GameRecord) -> Option<PgnGame> {
+    let mode = if record.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+    let setup = Setup::from_fen(&record.start_fen).ok()?;
+    let start = Position::from_setup(setup, record.variant, mode).ok()?;
+    let mut pgn = PgnGame::new(start);
+    pgn.moves = record.moves.iter().map(|m| m.mv).collect();
+    pgn.result = match record.winner {
+        Some(Color::White) => "1-0",
+        Some(Color::Black) => "0-1",
+        None => "1/2-1/2",
+    }
+    .to_string();
+    pgn.set_tag("Termination", record.reason.description());
+    Some(pgn)
+}

@@ -1,0 +1,133 @@
+//! Self-play with the uniform/random evaluators: games finish, records are legal and
+//! consistent, targets appear at the configured rate, resignation and max length work, and the
+//! same seed gives the same games.
+
+use atomzero_mcts::{RandomEvaluator, UniformEvaluator};
+use atomzero_replay::{EndReason, GameRecord};
+use atomzero_rules::{PgnGame, Variant, read_pgn};
+use atomzero_selfplay::{Openings, SelfplayConfig, SelfplayEvent, record_to_pgn, run};
+
+fn small_config() -> SelfplayConfig {
+    SelfplayConfig {
+        threads: 2,
+        games_per_worker: 4,
+        visits: 32,
+        cheap_visits: 8,
+        full_search_fraction: 0.5,
+        max_plies: 80,
+        ..SelfplayConfig::default()
+    }
+}
+
+fn play(config: &SelfplayConfig, variant: Variant, n: usize, seed: u64) -> Vec<GameRecord> {
+    let mut games = Vec::new();
+    run(
+        &RandomEvaluator { seed: 1 },
+        config,
+        variant,
+        &Openings::RandomPlies(2),
+        n,
+        0,
+        seed,
+        |event| {
+            if let SelfplayEvent::Game(record, stats) = event {
+                assert_eq!(stats.plies, record.moves.len());
+                games.push((stats.index, *record));
+            }
+            true
+        },
+    );
+    games.sort_by_key(|(i, _)| *i);
+    games.into_iter().map(|(_, g)| g).collect()
+}
+
+#[test]
+fn games_finish_with_legal_consistent_records() {
+    let config = small_config();
+    for variant in Variant::ALL {
+        let games = play(&config, variant, 6, 1);
+        assert_eq!(games.len(), 6);
+        let (mut targets, mut moves, mut short) = (0, 0, 0);
+        for g in &games {
+            assert!(g.moves.len() <= config.max_plies);
+            let pgn: PgnGame = record_to_pgn(g).unwrap();
+            let back = read_pgn(&pgn.write());
+            assert_eq!(back[0].as_ref().unwrap().moves, pgn.moves, "{variant}");
+            targets += g.n_targets();
+            moves += g.moves.len();
+            for m in &g.moves {
+                if let Some(t) = &m.target {
+                    // A full search stops early only when it proves the result.
+                    let total: u32 = t.visits.iter().map(|v| v.1).sum();
+                    assert!(total >= 1);
+                    short += usize::from(total < config.visits - 1);
+                    assert!((t.root_wdl.iter().sum::<f32>() - 1.0).abs() < 1e-3);
+                }
+            }
+            if g.reason == EndReason::MaxLength {
+                assert_eq!(g.winner, None);
+            }
+        }
+        assert!(short * 5 < targets, "{variant}: {short} of {targets} targets stopped early");
+        let fraction = targets as f64 / moves as f64;
+        assert!((0.3..0.7).contains(&fraction), "{variant}: target fraction {fraction}");
+    }
+}
+
+#[test]
+fn same_seed_same_games_whatever_the_threads() {
+    let mut config = small_config();
+    let a = play(&config, Variant::Atomic, 6, 7);
+    config.threads = 1;
+    config.games_per_worker = 2;
+    let b = play(&config, Variant::Atomic, 6, 7);
+    assert_eq!(a, b);
+    let c = play(&small_config(), Variant::Atomic, 6, 8);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn uniform_self_play_uses_the_book_and_respects_max_length() {
+    let book = Openings::parse_epd(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1;\n# comment\nrnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 bm Nf3;\n",
+        Variant::Atomic,
+    )
+    .unwrap();
+    let config = SelfplayConfig { max_plies: 6, resign_consecutive: 0, ..small_config() };
+    let mut games = Vec::new();
+    run(&UniformEvaluator, &config, Variant::Atomic, &book, 4, 0, 3, |e| {
+        if let SelfplayEvent::Game(r, s) = e {
+            games.push((s.index, *r));
+        }
+        true
+    });
+    games.sort_by_key(|(i, _)| *i);
+    assert_eq!(games.len(), 4);
+    assert!(games[0].1.start_fen.contains(" b KQkq"));
+    assert!(games[1].1.start_fen.contains("4p3/4P3"));
+    for (_, g) in &games {
+        assert!(g.moves.len() <= 6);
+    }
+    assert!(Openings::parse_epd("not a fen;", Variant::Atomic).is_err());
+}
+
+#[test]
+fn stopping_early_returns() {
+    let mut seen = 0;
+    run(
+        &RandomEvaluator::default(),
+        &small_config(),
+        Variant::Atomic,
+        &Openings::RandomPlies(0),
+        1000,
+        0,
+        1,
+        |e| {
+            if matches!(e, SelfplayEvent::Game(..)) {
+                seen += 1;
+            }
+            seen < 3
+        },
+    );
+    assert!(seen >= 3 && seen < 1000);
+}
