@@ -3,7 +3,7 @@
 
 use crate::format::{GameRecord, SearchTarget};
 use crate::shard::{ShardError, read_shard};
-use atomzero_rules::{CastlingMode, Color, Position, Setup};
+use atomzero_rules::{CastlingMode, Position, Setup};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -171,9 +171,4 @@ impl ReplayWindow {
     pub fn games(&self) -> &[GameRecord] {
         &self.games
     }
-}
-
-/// Side helper: the colour of the player to move at `ply` of a game from `start` (for stats).
-pub fn mover_at(start: &Position, ply: usize) -> Color {
-    if ply % 2 == 0 { start.turn() } else { !start.turn() }
 }
