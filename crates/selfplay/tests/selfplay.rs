@@ -129,5 +129,5 @@ fn stopping_early_returns() {
             seen < 3
         },
     );
-    assert!(seen >= 3 && seen < 1000);
+    assert!((3..1000).contains(&seen));
 }
