@@ -30,7 +30,7 @@ fn games(n: usize, seed: u64) -> Vec<GameRecord> {
             while game.outcome().is_none() && game.ply() < 120 {
                 let legal = game.position().legal_moves();
                 let mv = legal[next() % legal.len()];
-                let target = (game.ply() % 2 == 0).then(|| SearchTarget {
+                let target = game.ply().is_multiple_of(2).then(|| SearchTarget {
                     visits: legal
                         .iter()
                         .take(5)
