@@ -1,7 +1,12 @@
 //! The `atomzero` binary: thin glue over the library crates. Only this crate knows clap and
 //! `anyhow`.
 
+mod bench_cmd;
+mod config;
+mod fsutil;
+mod models;
 mod perft_cmd;
+mod selfplay_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +26,10 @@ struct Cli {
 enum Command {
     /// Count move-tree leaves (perft) of a position, or check a perft suite file.
     Perft(perft_cmd::PerftArgs),
+    /// Play games with a model and write them as replay shards (and PGN).
+    Selfplay(selfplay_cmd::SelfplayArgs),
+    /// Throughput benchmarks (search, network).
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +43,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Perft(args) => perft_cmd::run(args),
+        Command::Selfplay(args) => selfplay_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

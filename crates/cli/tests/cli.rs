@@ -100,3 +100,130 @@ fn suite_reports_mismatches_with_a_failing_exit() {
     assert!(out.contains("2 passed, 1 failed"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("atomzero-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn selfplay_writes_readable_shards_pgn_and_config_and_resumes_numbering() {
+    let dir = temp_dir("selfplay");
+    let out = dir.join("selfplay");
+    let pgn = dir.join("games.pgn");
+    let args = |games: &str| {
+        vec![
+            "selfplay".to_string(),
+            "--model".into(),
+            "random".into(),
+            "--games".into(),
+            games.into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--pgn".into(),
+            pgn.to_str().unwrap().into(),
+            "--games-per-shard".into(),
+            "4".into(),
+            "--threads".into(),
+            "2".into(),
+        ]
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_atomzero")).args(args("10")).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("self-play: 10 games"), "{}", stdout(&o));
+    let shards = |dir: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".shard"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        shards(&out),
+        ["gen000000-000000.shard", "gen000000-000001.shard", "gen000000-000002.shard"]
+    );
+    let mut games = 0;
+    for name in shards(&out) {
+        games += atomzero_replay::read_shard(&out.join(name)).unwrap().1.len();
+    }
+    assert_eq!(games, 10);
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let read = atomzero_rules::read_pgn(&text);
+    assert_eq!(read.len(), 10);
+    assert!(read.iter().all(|g| g.is_ok()));
+    assert!(
+        std::fs::read_to_string(out.join("selfplay-config.toml")).unwrap().contains("[selfplay]")
+    );
+    // A second run continues the numbering instead of overwriting.
+    let o = Command::new(env!("CARGO_BIN_EXE_atomzero")).args(args("2")).output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(shards(&out).len(), 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn selfplay_bad_inputs_fail_cleanly() {
+    let dir = temp_dir("selfplay-bad");
+    let bad_config = dir.join("bad.toml");
+    std::fs::write(&bad_config, "[selfplay]\nvisitz = 3\n").unwrap();
+    let out = dir.join("o");
+    let out = out.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["selfplay", "--model", "missing.safetensors", "--games", "1", "--out", out],
+            "not found",
+        ),
+        (
+            vec![
+                "selfplay",
+                "--model",
+                "random",
+                "--games",
+                "1",
+                "--out",
+                out,
+                "--config",
+                bad_config.to_str().unwrap(),
+            ],
+            "visitz",
+        ),
+        (
+            vec![
+                "selfplay",
+                "--model",
+                "random",
+                "--games",
+                "1",
+                "--out",
+                out,
+                "--variant",
+                "chess",
+            ],
+            "unknown variant",
+        ),
+        (
+            vec![
+                "selfplay",
+                "--model",
+                "random",
+                "--games",
+                "1",
+                "--out",
+                out,
+                "--openings",
+                "/nonexistent.epd",
+            ],
+            "nonexistent.epd",
+        ),
+    ] {
+        let o = atomzero(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -24,7 +24,7 @@ pub struct Leaf {
     /// How often the position occurred before (game and search path).
     pub repetitions: usize,
     /// Its legal moves.
-    pub moves: MoveList,
+    pub moves: Vec<Move>,
     path: Vec<NodeId>,
 }
 
@@ -43,7 +43,7 @@ impl Leaf {
 /// What one walk down the tree found.
 enum Walk {
     /// A new leaf to evaluate.
-    Leaf(Box<Leaf>),
+    Leaf(Leaf),
     /// A terminal or proven node, already backed up.
     Exact,
     /// The walk reached a leaf already waiting for evaluation.
@@ -150,7 +150,6 @@ impl Search {
             attempts += 1;
             match self.walk() {
                 Walk::Leaf(leaf) => {
-                    let leaf = *leaf;
                     for &id in &leaf.path {
                         self.nodes[id as usize].in_flight += 1;
                     }
@@ -169,9 +168,10 @@ impl Search {
 
     /// Expands the pending leaves with `evaluations` (one per leaf, in order) and backs up.
     pub fn apply(&mut self, evaluations: &[Evaluation]) {
-        let leaves = std::mem::take(&mut self.pending);
-        for (leaf, eval) in leaves.into_iter().zip(evaluations) {
+        let mut leaves = std::mem::take(&mut self.pending);
+        for (leaf, eval) in leaves.drain(..).zip(evaluations) {
             let first = self.nodes.len() as NodeId;
+            self.nodes.reserve(leaf.moves.len());
             let sum: f32 = eval.priors.iter().sum::<f32>();
             let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
             let uniform = 1.0 / leaf.moves.len().max(1) as f32;
@@ -191,6 +191,8 @@ impl Search {
             // The evaluation is for the side to move at the leaf; the node stores the mover's.
             self.backup(&leaf.path, flip_wdl(wdl), true);
         }
+        leaves.clear();
+        self.pending = leaves;
     }
 
     /// Runs the search alone with `evaluator` until the root has `visits` visits (or is
@@ -247,14 +249,14 @@ impl Search {
                     }
                     self.max_depth = self.max_depth.max(path.len() - 1);
                     let history = self.leaf_history(&path_positions);
-                    return Walk::Leaf(Box::new(Leaf {
+                    return Walk::Leaf(Leaf {
                         node: id,
                         position: pos,
                         history,
                         repetitions,
-                        moves,
+                        moves: moves.to_vec(),
                         path,
-                    }));
+                    });
                 }
                 Expansion::Expanded => {
                     if node.n_children == 0 {

@@ -11,6 +11,7 @@ use crate::mv::{Move, MoveKind, MoveList};
 use crate::position::Position;
 use crate::role::Role;
 use crate::square::Square;
+use crate::variant::Rules;
 
 impl Position {
     /// Appends the legal moves to `moves`.
@@ -26,8 +27,9 @@ impl Position {
         let occ = b.occupied();
         let targets = !our;
 
+        let ctx = self.legality_context(&rules);
         let mut push = |m: Move| {
-            if self.is_safe(m) {
+            if self.is_safe_in(m, &ctx) {
                 moves.push(m);
             }
         };
@@ -137,21 +139,72 @@ impl Position {
         }
     }
 
+    /// What every legality test of one generation shares: the rules, the mover's king, whether
+    /// it is in check, and the mover's pieces that shield it from an enemy slider (pins).
+    fn legality_context(&self, rules: &Rules) -> LegalityContext {
+        let b = &self.board;
+        let us = self.turn;
+        let king = b.king_of(us);
+        let mut ctx =
+            LegalityContext { rules: *rules, king, in_check: true, blockers: Bitboard::FULL };
+        let Some(king) = king else { return ctx };
+        if !rules.royal_kings {
+            return ctx;
+        }
+        let occ = b.occupied();
+        ctx.in_check = self.is_attacked_for_king(king, us, occ);
+        let their = b.by_color(!us);
+        let snipers = their
+            & ((attacks::rook_attacks(king, Bitboard::EMPTY) & b.rooks_and_queens())
+                | (attacks::bishop_attacks(king, Bitboard::EMPTY) & b.bishops_and_queens()));
+        let mut blockers = Bitboard::EMPTY;
+        for sniper in snipers {
+            let between = attacks::between(king, sniper) & occ;
+            if !between.more_than_one() {
+                blockers |= between;
+            }
+        }
+        ctx.blockers = blockers;
+        ctx
+    }
+
     /// Would pseudo-legal move `m` (not castling, which is checked when generated) be legal?
     /// In variants without royal kings every pseudo-legal move is; otherwise the mover's king
     /// must survive and either the enemy king explodes or the mover's king is not attacked.
     #[inline]
     pub(crate) fn is_safe(&self, m: Move) -> bool {
         let rules = self.variant.rules();
+        let ctx = LegalityContext {
+            rules,
+            king: self.board.king_of(self.turn),
+            in_check: true,
+            blockers: Bitboard::FULL,
+        };
+        self.is_safe_in(m, &ctx)
+    }
+
+    #[inline]
+    fn is_safe_in(&self, m: Move, ctx: &LegalityContext) -> bool {
+        let rules = &ctx.rules;
         if !rules.royal_kings || m.is_castle() {
             return true;
         }
         let b = &self.board;
         let us = self.turn;
-        let Some(king) = b.king_of(us) else { return false };
+        let Some(king) = ctx.king else { return false };
         let occ = b.occupied();
         let their = b.by_color(!us);
         let (from, to) = (m.from(), m.to());
+        // A quiet move of a piece that shields nothing, while not in check, cannot expose the
+        // king (en passant removes a second piece: always tested in full below).
+        if !ctx.in_check
+            && from != king
+            && !ctx.blockers.contains(from)
+            && !occ.contains(to)
+            && !m.is_en_passant()
+        {
+            return true;
+        }
         let captured_sq =
             if m.is_en_passant() { Square::new(to.index() as u8 ^ 8).unwrap_or(to) } else { to };
         if !their.contains(captured_sq) {
@@ -196,4 +249,13 @@ impl Position {
         }
         (b.attackers_without_king(king, !self.turn, occupied) & their).any()
     }
+}
+
+/// Shared inputs of the legality tests of one move generation.
+struct LegalityContext {
+    rules: Rules,
+    king: Option<Square>,
+    in_check: bool,
+    /// The mover's pieces that alone stand between its king and an enemy slider.
+    blockers: Bitboard,
 }
