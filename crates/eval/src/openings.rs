@@ -1,0 +1,251 @@
+//! Where match games start: the standard start position, an EPD book, or random balanced
+//! openings. Each opening is played by a pair of games with colours swapped, so the opening
+//! of pair `p` must be a pure function of `(p, seed)`: books are shuffled once by the seed,
+//! random openings are drawn from a generator seeded by `(seed, p)`.
+
+use crate::alphabeta;
+use atomzero_mcts::Rng;
+use atomzero_rules::{Position, Variant};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A random opening is balanced if a 2-ply alpha-beta search (with quiescence) scores it
+/// within this many centipawns of level for the side to move.
+pub const BALANCE_MARGIN: i32 = 100;
+
+/// Random openings drawn before giving up on balance and taking the last one that is not over.
+const MAX_OPENING_ATTEMPTS: usize = 200;
+
+/// An opening book that could not be used.
+#[derive(Debug)]
+pub enum OpeningError {
+    /// The file could not be read.
+    Io {
+        /// The book's path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A line is not a legal position for the variant.
+    Position {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The book has no position.
+    Empty,
+}
+
+impl fmt::Display for OpeningError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpeningError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            OpeningError::Position { line, reason } => write!(f, "book line {line}: {reason}"),
+            OpeningError::Empty => f.write_str("opening book has no positions"),
+        }
+    }
+}
+
+impl std::error::Error for OpeningError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            OpeningError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The openings of a match.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Openings {
+    /// Every pair starts from the variant's standard start position.
+    StartPosition,
+    /// Book positions, used in an order shuffled by the match seed (cycling if the match has
+    /// more pairs than the book has positions).
+    Book(Vec<Position>),
+    /// The start position followed by `plies` random legal moves, redrawn until the result is
+    /// not over and balanced (see [`BALANCE_MARGIN`]).
+    Random {
+        /// Random half-moves from the start position.
+        plies: usize,
+    },
+}
+
+impl Default for Openings {
+    /// Four random balanced plies.
+    fn default() -> Openings {
+        Openings::Random { plies: 4 }
+    }
+}
+
+impl Openings {
+    /// Reads an EPD book (see [`Openings::parse_epd`]).
+    pub fn from_epd_file(path: &Path, variant: Variant) -> Result<Openings, OpeningError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| OpeningError::Io { path: path.to_path_buf(), source })?;
+        Openings::parse_epd(&text, variant)
+    }
+
+    /// Parses EPD text: one position per line, the four FEN fields first; anything after them
+    /// (EPD operations such as `bm e4;`, or a FEN's move counters) and a trailing `;` are
+    /// ignored; blank lines and `#` comments are skipped. Every position must be legal for
+    /// `variant` and not already over.
+    pub fn parse_epd(text: &str, variant: Variant) -> Result<Openings, OpeningError> {
+        let mut positions = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fields: Vec<&str> =
+                line.split(';').next().unwrap_or("").split_whitespace().take(4).collect();
+            let fen = fields.join(" ");
+            let error = |reason: String| OpeningError::Position { line: i + 1, reason };
+            let pos = Position::from_fen(&fen, variant).map_err(|e| error(e.to_string()))?;
+            if let Some(outcome) = pos.outcome() {
+                return Err(error(format!("the game is already over ({outcome})")));
+            }
+            positions.push(pos);
+        }
+        if positions.is_empty() {
+            return Err(OpeningError::Empty);
+        }
+        Ok(Openings::Book(positions))
+    }
+
+    /// True for book positions (written with `[FEN]` in PGN and counted as "book").
+    pub fn is_book(&self) -> bool {
+        matches!(self, Openings::Book(_))
+    }
+
+    /// The variant of the book's positions (`None` for the other kinds).
+    pub fn book_variant(&self) -> Option<Variant> {
+        match self {
+            Openings::Book(book) => book.first().map(Position::variant),
+            _ => None,
+        }
+    }
+
+    /// A picker for a match with this seed.
+    pub(crate) fn picker(&self, variant: Variant, seed: u64) -> OpeningPicker<'_> {
+        let order = match self {
+            Openings::Book(book) => {
+                let mut order: Vec<usize> = (0..book.len()).collect();
+                let mut rng = Rng::new(seed ^ 0x0B00_C0DE);
+                for i in (1..order.len()).rev() {
+                    order.swap(i, rng.below(i + 1));
+                }
+                order
+            }
+            _ => Vec::new(),
+        };
+        OpeningPicker { openings: self, variant, seed, order }
+    }
+}
+
+/// The opening of each pair of a match.
+#[derive(Debug)]
+pub(crate) struct OpeningPicker<'a> {
+    openings: &'a Openings,
+    variant: Variant,
+    seed: u64,
+    order: Vec<usize>,
+}
+
+impl OpeningPicker<'_> {
+    /// The opening of pair `pair`.
+    pub(crate) fn opening(&self, pair: usize) -> Position {
+        match self.openings {
+            Openings::StartPosition => Position::new(self.variant),
+            Openings::Book(book) => book[self.order[pair % self.order.len()]],
+            Openings::Random { plies } => {
+                let mut rng = Rng::new(mix(self.seed ^ 0x09E2_1A95, pair as u64));
+                random_balanced(self.variant, *plies, &mut rng)
+            }
+        }
+    }
+}
+
+/// Random plies from the start position until the position is not over and balanced.
+pub fn random_balanced(variant: Variant, plies: usize, rng: &mut Rng) -> Position {
+    let mut fallback = Position::new(variant);
+    for _ in 0..MAX_OPENING_ATTEMPTS {
+        let mut pos = Position::new(variant);
+        let mut over = false;
+        for _ in 0..plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.outcome().is_some() {
+                over = true;
+                break;
+            }
+            pos.play_unchecked(moves[rng.below(moves.len())]);
+        }
+        if over || pos.outcome().is_some() {
+            continue;
+        }
+        fallback = pos;
+        if alphabeta::evaluate(&pos, 2).abs() <= BALANCE_MARGIN {
+            return pos;
+        }
+    }
+    fallback
+}
+
+/// Mixes two numbers into a well-spread seed (splitmix64 finaliser).
+pub(crate) fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_shared_book_format() {
+        let text = "# comment\n\
+            r1bqkb1r/pppppppp/n4n2/1N6/8/5P2/PPPPP1PP/R1BQKBNR b KQkq - 2 3;\n\
+            \n\
+            rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - bm e5; id \"x\";\n";
+        let book = Openings::parse_epd(text, Variant::Atomic).unwrap();
+        let Openings::Book(positions) = &book else { panic!() };
+        assert_eq!(positions.len(), 2);
+        assert_eq!(book.book_variant(), Some(Variant::Atomic));
+        assert!(matches!(
+            Openings::parse_epd("8/8/8/8/8/8/8/8 w - -\n", Variant::Atomic),
+            Err(OpeningError::Position { line: 1, .. })
+        ));
+        assert!(matches!(
+            Openings::parse_epd("\n# x\n", Variant::Atomic),
+            Err(OpeningError::Empty)
+        ));
+    }
+
+    #[test]
+    fn random_openings_are_reproducible_balanced_and_varied() {
+        let openings = Openings::Random { plies: 4 };
+        let picker = openings.picker(Variant::Atomic, 11);
+        let again = openings.picker(Variant::Atomic, 11);
+        let mut distinct = std::collections::HashSet::new();
+        for pair in 0..20 {
+            let pos = picker.opening(pair);
+            assert_eq!(pos, again.opening(pair));
+            assert!(pos.outcome().is_none());
+            assert!(alphabeta::evaluate(&pos, 2).abs() <= BALANCE_MARGIN, "{}", pos.fen());
+            distinct.insert(pos.fen());
+        }
+        assert!(distinct.len() >= 15);
+    }
+
+    #[test]
+    fn book_order_is_a_seeded_permutation() {
+        let book = Openings::Book(vec![Position::new(Variant::Atomic); 5]);
+        let picker = book.picker(Variant::Atomic, 3);
+        let mut seen = picker.order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+    }
+}

@@ -1,0 +1,436 @@
+//! The match runner: two players, `games` games in pairs (each opening once with either
+//! colour), on `concurrency` threads, with an optional SPRT that stops the match early.
+//!
+//! Game `i` belongs to pair `i / 2`; the first player has White in even games. The opening
+//! of a pair and every player's seed depend only on the match seed and the game index, so a
+//! match with deterministic players gives the same games whatever the concurrency (only the
+//! point where an SPRT stops may differ). Games end by the rules (with threefold repetition),
+//! by adjudication as a draw after `max_plies` half-moves, or by forfeit when a player fails
+//! (an illegal move, a crashed or hung engine): the failing side loses and the match goes on.
+//! Progress is reported on the calling thread through a callback after every game.
+
+use crate::openings::{Openings, mix};
+use crate::player::PlayerError;
+use crate::spec::PlayerSpec;
+use crate::stats::{GameResult, Pentanomial, SprtConfig, SprtStatus, Wdl, elo_line, score_line};
+use atomzero_rules::{Color, Game, Move, PgnGame, Position, Termination, Variant};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Settings of a match.
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    /// Games to play (an odd count leaves the last pair with one game).
+    pub games: usize,
+    /// Where the games start.
+    pub openings: Openings,
+    /// The variant played.
+    pub variant: Variant,
+    /// Games played at once (threads).
+    pub concurrency: usize,
+    /// Stop early when this test reaches a verdict (over complete pairs).
+    pub sprt: Option<SprtConfig>,
+    /// Half-moves after which a game is adjudicated a draw.
+    pub max_plies: usize,
+    /// Seeds the openings and the players.
+    pub seed: u64,
+    /// The PGN `[Event]`.
+    pub event: String,
+}
+
+impl Default for MatchConfig {
+    fn default() -> MatchConfig {
+        MatchConfig {
+            games: 100,
+            openings: Openings::default(),
+            variant: Variant::Atomic,
+            concurrency: 1,
+            sprt: None,
+            max_plies: 400,
+            seed: 0,
+            event: "atomzero match".to_string(),
+        }
+    }
+}
+
+/// A match that could not be played.
+#[derive(Debug)]
+pub enum MatchError {
+    /// A player could not be created (checked once before the first game).
+    Player {
+        /// The player's name.
+        name: String,
+        /// Why.
+        error: PlayerError,
+    },
+    /// The book's positions are of another variant than the match.
+    BookVariant {
+        /// The match variant.
+        expected: Variant,
+        /// The book's variant.
+        found: Variant,
+    },
+}
+
+impl fmt::Display for MatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MatchError::Player { name, error } => write!(f, "player {name}: {error}"),
+            MatchError::BookVariant { expected, found } => {
+                write!(f, "the opening book is for {found}, the match plays {expected}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MatchError {}
+
+/// Why a game ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GameEnd {
+    /// By the rules of the variant.
+    Rules(Termination),
+    /// Adjudicated a draw after the configured number of half-moves.
+    MaxPlies,
+    /// `side` lost by failing to produce a legal move.
+    Forfeit {
+        /// The side that failed.
+        side: Color,
+        /// How.
+        error: PlayerError,
+    },
+}
+
+/// One finished game.
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    /// 0-based index in the match.
+    pub index: usize,
+    /// White's name.
+    pub white: String,
+    /// Black's name.
+    pub black: String,
+    /// True if the match's first player had White.
+    pub first_is_white: bool,
+    /// The start position.
+    pub opening: Position,
+    /// True if the opening came from a book.
+    pub from_book: bool,
+    /// The moves played.
+    pub moves: Vec<Move>,
+    /// The winner (`None`: a draw).
+    pub winner: Option<Color>,
+    /// Why the game ended.
+    pub end: GameEnd,
+}
+
+impl GameRecord {
+    /// The pair the game belongs to.
+    pub fn pair(&self) -> usize {
+        self.index / 2
+    }
+
+    /// The result for the match's first player.
+    pub fn result_for_first(&self) -> GameResult {
+        let first = if self.first_is_white { Color::White } else { Color::Black };
+        match self.winner {
+            None => GameResult::Draw,
+            Some(c) if c == first => GameResult::Win,
+            Some(_) => GameResult::Loss,
+        }
+    }
+
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub fn result_str(&self) -> &'static str {
+        match self.winner {
+            Some(Color::White) => "1-0",
+            Some(Color::Black) => "0-1",
+            None => "1/2-1/2",
+        }
+    }
+
+    /// The PGN `[Termination]` value: the rules' reason (`king exploded`, `checkmate`, ...),
+    /// `adjudication`, or for a forfeit `illegal move`, `time forfeit` or `abandoned`.
+    pub fn termination(&self) -> String {
+        match &self.end {
+            GameEnd::Rules(t) => t.description().to_string(),
+            GameEnd::MaxPlies => "adjudication".to_string(),
+            GameEnd::Forfeit { error, .. } => error.termination().to_string(),
+        }
+    }
+
+    /// A sentence on how the game ended, e.g. `White makes an illegal move: 'a1a1'`.
+    pub fn details(&self) -> String {
+        match &self.end {
+            GameEnd::Rules(t) => match self.winner {
+                Some(c) => format!("{} wins by {t}", color_name(c)),
+                None => format!("draw by {t}"),
+            },
+            GameEnd::MaxPlies => format!("draw by adjudication after {} plies", self.moves.len()),
+            GameEnd::Forfeit { side, error } => format!("{} loses: {error}", color_name(*side)),
+        }
+    }
+
+    /// cutechess-cli's line: `Finished game 3 (A vs B): 1-0 {White wins by king exploded}`.
+    pub fn finished_line(&self) -> String {
+        format!(
+            "Finished game {} ({} vs {}): {} {{{}}}",
+            self.index + 1,
+            self.white,
+            self.black,
+            self.result_str(),
+            self.details()
+        )
+    }
+
+    /// The game as PGN: players, `[Variant]`, `[FEN]` unless it starts from the standard
+    /// position, `[Result]`, `[Termination]` and `[TerminationDetails]`.
+    pub fn to_pgn(&self, event: &str) -> PgnGame {
+        let mut pgn = PgnGame::new(self.opening);
+        pgn.set_tag("Event", event);
+        pgn.set_tag("Site", "atomzero");
+        pgn.set_tag("Round", (self.index + 1).to_string());
+        pgn.set_tag("White", self.white.clone());
+        pgn.set_tag("Black", self.black.clone());
+        pgn.set_tag("Termination", self.termination());
+        pgn.set_tag("TerminationDetails", self.details());
+        pgn.set_tag("PlyCount", self.moves.len().to_string());
+        if self.from_book {
+            pgn.set_tag("Opening", "book");
+        }
+        pgn.moves = self.moves.clone();
+        pgn.result = self.result_str().to_string();
+        pgn
+    }
+}
+
+fn color_name(c: Color) -> &'static str {
+    match c {
+        Color::White => "White",
+        Color::Black => "Black",
+    }
+}
+
+/// The state of a match after a game, handed to the progress callback.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress<'a> {
+    /// The game just finished.
+    pub game: &'a GameRecord,
+    /// Games finished so far (this one included).
+    pub finished: usize,
+    /// Games planned.
+    pub planned: usize,
+    /// The first player's record so far.
+    pub wdl: Wdl,
+    /// Complete pairs so far, for the first player.
+    pub pentanomial: Pentanomial,
+    /// The SPRT after this game, if one runs.
+    pub sprt: Option<SprtStatus>,
+}
+
+/// A finished (or SPRT-stopped) match.
+#[derive(Clone, Debug)]
+pub struct MatchResult {
+    /// The first player's name.
+    pub first: String,
+    /// The second player's name.
+    pub second: String,
+    /// The variant.
+    pub variant: Variant,
+    /// The PGN event.
+    pub event: String,
+    /// The finished games, by index.
+    pub games: Vec<GameRecord>,
+    /// The first player's record.
+    pub wdl: Wdl,
+    /// Complete pairs, for the first player.
+    pub pentanomial: Pentanomial,
+    /// The SPRT's final state, if one ran.
+    pub sprt: Option<SprtStatus>,
+}
+
+impl MatchResult {
+    /// The SPRT's verdict, if it reached one.
+    pub fn sprt_verdict(&self) -> Option<crate::stats::Hypothesis> {
+        self.sprt.and_then(|s| s.verdict)
+    }
+
+    /// cutechess-cli's summary: the score line, the Elo line and (with an SPRT) the SPRT line.
+    pub fn summary(&self) -> String {
+        let mut out = score_line(&self.first, &self.second, &self.wdl);
+        out.push('\n');
+        out.push_str(&elo_line(&self.wdl));
+        if let Some(sprt) = &self.sprt {
+            out.push('\n');
+            out.push_str(&sprt.to_string());
+        }
+        out
+    }
+
+    /// Every game as PGN, in index order.
+    pub fn pgn(&self) -> String {
+        self.games.iter().map(|g| g.to_pgn(&self.event).write()).collect()
+    }
+}
+
+/// Plays a match between `first` and `second`. `on_game` is called on the calling thread after
+/// every finished game. Returns an error only if a player cannot be created at all (checked
+/// once before the first game); failures during games are forfeits.
+pub fn run_match(
+    first: &PlayerSpec,
+    second: &PlayerSpec,
+    config: &MatchConfig,
+    on_game: &mut dyn FnMut(&Progress<'_>),
+) -> Result<MatchResult, MatchError> {
+    if let Some(found) = config.openings.book_variant()
+        && found != config.variant
+    {
+        return Err(MatchError::BookVariant { expected: config.variant, found });
+    }
+    let picker = config.openings.picker(config.variant, config.seed);
+    if config.games > 0 {
+        let start = picker.opening(0);
+        for spec in [first, second] {
+            spec.create(&start, 0)
+                .map_err(|error| MatchError::Player { name: spec.name().to_string(), error })?;
+        }
+    }
+
+    let next_game = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let workers = config.concurrency.clamp(1, config.games.max(1));
+    let (tx, rx) = mpsc::channel::<GameRecord>();
+    let mut result = MatchResult {
+        first: first.name().to_string(),
+        second: second.name().to_string(),
+        variant: config.variant,
+        event: config.event.clone(),
+        games: Vec::with_capacity(config.games),
+        wdl: Wdl::default(),
+        pentanomial: Pentanomial::default(),
+        sprt: config.sprt.map(|s| s.status(&Pentanomial::default())),
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next_game, stop, picker) = (&next_game, &stop, &picker);
+            scope.spawn(move || {
+                loop {
+                    let index = next_game.fetch_add(1, Ordering::SeqCst);
+                    if index >= config.games || stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let opening = picker.opening(index / 2);
+                    let Some(record) = play_game(index, first, second, opening, config, stop)
+                    else {
+                        break;
+                    };
+                    if tx.send(record).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Results of the pair's other game, until the pair is complete.
+        let mut pending: std::collections::HashMap<usize, GameResult> = Default::default();
+        for record in rx {
+            let r = record.result_for_first();
+            result.wdl.add(r);
+            if let Some(other) = pending.remove(&record.pair()) {
+                result.pentanomial.add_pair(other, r);
+            } else {
+                pending.insert(record.pair(), r);
+            }
+            if let Some(sprt) = &config.sprt {
+                let status = sprt.status(&result.pentanomial);
+                if status.verdict.is_some() {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                result.sprt = Some(status);
+            }
+            result.games.push(record);
+            let progress = Progress {
+                game: result.games.last().expect("just pushed"),
+                finished: result.games.len(),
+                planned: config.games,
+                wdl: result.wdl,
+                pentanomial: result.pentanomial,
+                sprt: result.sprt,
+            };
+            on_game(&progress);
+        }
+    });
+    result.games.sort_by_key(|g| g.index);
+    Ok(result)
+}
+
+/// Plays game `index`; `None` if the match was stopped before it finished.
+fn play_game(
+    index: usize,
+    first: &PlayerSpec,
+    second: &PlayerSpec,
+    opening: Position,
+    config: &MatchConfig,
+    stop: &AtomicBool,
+) -> Option<GameRecord> {
+    let first_is_white = index.is_multiple_of(2);
+    let (white, black) = if first_is_white { (first, second) } else { (second, first) };
+    let mut record = GameRecord {
+        index,
+        white: white.name().to_string(),
+        black: black.name().to_string(),
+        first_is_white,
+        opening,
+        from_book: config.openings.is_book(),
+        moves: Vec::new(),
+        winner: None,
+        end: GameEnd::MaxPlies,
+    };
+    let game_seed = mix(config.seed, index as u64 + 1);
+    let forfeit = |record: &mut GameRecord, side: Color, error: PlayerError| {
+        record.winner = Some(!side);
+        record.end = GameEnd::Forfeit { side, error };
+    };
+    let mut players = Vec::with_capacity(2);
+    for (side, spec) in [(Color::White, white), (Color::Black, black)] {
+        match spec.create(&opening, mix(game_seed, side.index() as u64)) {
+            Ok(player) => players.push(player),
+            Err(error) => {
+                forfeit(&mut record, side, error);
+                return Some(record);
+            }
+        }
+    }
+    let mut game = Game::new(opening);
+    loop {
+        if let Some(outcome) = game.outcome() {
+            record.winner = outcome.winner;
+            record.end = GameEnd::Rules(outcome.termination);
+            break;
+        }
+        if game.ply() >= config.max_plies {
+            record.end = GameEnd::MaxPlies;
+            break;
+        }
+        if stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        let side = game.position().turn();
+        match players[side.index()].choose_move(&game) {
+            Ok(m) if game.position().is_legal(m) => game.play_unchecked(m),
+            Ok(m) => {
+                let text = game.position().uci(m);
+                forfeit(&mut record, side, PlayerError::IllegalMove(text));
+                break;
+            }
+            Err(error) => {
+                forfeit(&mut record, side, error);
+                break;
+            }
+        }
+    }
+    record.moves = game.moves().to_vec();
+    Some(record)
+}

@@ -1,0 +1,462 @@
+//! Player specifications: what the command line names a player, parsed into a [`PlayerSpec`]
+//! that creates a fresh [`Player`] for each game (so games can run on many threads).
+//!
+//! | spec | player | options (`,key=value`) |
+//! |---|---|---|
+//! | `random` | uniform random legal move | |
+//! | `greedy` | one ply: explode the king if possible, else best material after the blast ([`crate::greedy`]) | |
+//! | `alphabeta[:depth=N]` | negamax alpha-beta with quiescence on material ([`crate::alphabeta`]) | `depth` (default 2) |
+//! | `net:PATH` | network + MCTS ([`MctsPlayer`]) | `nodes` (800), `temperature` (0), `temp_plies` (all), `batch` (8) |
+//! | `policy:PATH` | the network's highest prior ([`PolicyPlayer`]) | |
+//! | `uci:COMMAND` | an external UCI engine ([`crate::uci_engine`]) | one of `nodes`, `movetime` (ms; default 100), `depth`; `timeout` (ms, 30000); `option.NAME=VALUE` |
+//!
+//! Every kind takes `name=NAME` (the name in PGN and rating lists); the default is the
+//! canonical spec for the baselines (`random`, `greedy`, `alphabeta:depth=2`) and the text as
+//! given otherwise. `COMMAND` is split at whitespace into program and arguments; paths and
+//! commands may not contain commas. Networks are loaded through a [`ModelLoader`] that the
+//! binary implements, so this crate does not depend on Burn.
+
+use crate::alphabeta::AlphaBetaPlayer;
+use crate::greedy::GreedyPlayer;
+use crate::player::{MctsPlayer, Player, PlayerError, PolicyPlayer, RandomPlayer, SharedEvaluator};
+use crate::uci_engine::{UciEngineConfig, UciLimit, UciPlayer};
+use atomzero_mcts::SearchConfig;
+use atomzero_rules::Position;
+use std::fmt;
+use std::time::Duration;
+
+/// Loads networks named by `net:PATH` and `policy:PATH` specs.
+pub trait ModelLoader {
+    /// Loads the network at `path`.
+    fn load(&self, path: &str) -> Result<SharedEvaluator, String>;
+
+    /// The search settings to use with the network at `path` (e.g. its history length).
+    /// Root noise should be off.
+    fn search_config(&self, _path: &str) -> SearchConfig {
+        SearchConfig::default().without_noise()
+    }
+}
+
+/// A loader for contexts without networks: every load fails.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct NoModels;
+
+impl ModelLoader for NoModels {
+    fn load(&self, _path: &str) -> Result<SharedEvaluator, String> {
+        Err("networks cannot be loaded here".to_string())
+    }
+}
+
+/// A player spec that does not parse.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpecError {
+    /// Nothing was given.
+    Empty,
+    /// The part before `:` is not a known kind.
+    UnknownKind(String),
+    /// `net`, `policy` and `uci` need a path or command after `:`.
+    MissingArgument(String),
+    /// An option is not `key=value`.
+    Malformed(String),
+    /// An option this kind does not take.
+    UnknownOption {
+        /// The player kind.
+        kind: String,
+        /// The option.
+        key: String,
+    },
+    /// An option value out of range or of the wrong type.
+    BadValue {
+        /// The option.
+        key: String,
+        /// Its value.
+        value: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// More than one of `nodes`, `movetime`, `depth` for a UCI engine.
+    ConflictingLimits,
+    /// The model loader failed.
+    Model {
+        /// The model path.
+        path: String,
+        /// The loader's message.
+        message: String,
+    },
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecError::Empty => f.write_str("empty player spec"),
+            SpecError::UnknownKind(k) => write!(
+                f,
+                "unknown player kind '{k}' (expected random, greedy, alphabeta, net, policy or uci)"
+            ),
+            SpecError::MissingArgument(k) => {
+                write!(f, "player kind '{k}' needs an argument: {k}:PATH or {k}:COMMAND")
+            }
+            SpecError::Malformed(o) => write!(f, "player option '{o}' is not key=value"),
+            SpecError::UnknownOption { kind, key } => {
+                write!(f, "player kind '{kind}' has no option '{key}'")
+            }
+            SpecError::BadValue { key, value, expected } => {
+                write!(f, "player option {key}={value}: expected {expected}")
+            }
+            SpecError::ConflictingLimits => {
+                f.write_str("a uci player takes only one of nodes, movetime and depth")
+            }
+            SpecError::Model { path, message } => {
+                write!(f, "cannot load network {path}: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// What kind of player a spec creates, with its settings.
+#[derive(Clone, Debug)]
+pub enum PlayerKind {
+    /// [`RandomPlayer`].
+    Random,
+    /// [`GreedyPlayer`].
+    Greedy,
+    /// [`AlphaBetaPlayer`] of this depth.
+    AlphaBeta {
+        /// Full-width plies.
+        depth: u32,
+    },
+    /// A template for [`MctsPlayer`] (its seed is replaced per game).
+    Mcts(MctsPlayer),
+    /// [`PolicyPlayer`].
+    Policy(PolicyPlayer),
+    /// [`UciPlayer`].
+    Uci(UciEngineConfig),
+}
+
+/// A named player factory.
+#[derive(Clone, Debug)]
+pub struct PlayerSpec {
+    name: String,
+    kind: PlayerKind,
+}
+
+impl PlayerSpec {
+    /// A spec from its parts.
+    pub fn new(name: impl Into<String>, kind: PlayerKind) -> PlayerSpec {
+        PlayerSpec { name: name.into(), kind }
+    }
+
+    /// The `random` baseline.
+    pub fn random() -> PlayerSpec {
+        PlayerSpec::new("random", PlayerKind::Random)
+    }
+
+    /// The `greedy` baseline.
+    pub fn greedy() -> PlayerSpec {
+        PlayerSpec::new("greedy", PlayerKind::Greedy)
+    }
+
+    /// The `alphabeta:depth=N` baseline.
+    pub fn alpha_beta(depth: u32) -> PlayerSpec {
+        PlayerSpec::new(format!("alphabeta:depth={depth}"), PlayerKind::AlphaBeta { depth })
+    }
+
+    /// The name used in PGN, reports and rating lists.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The same player under another name.
+    pub fn with_name(self, name: impl Into<String>) -> PlayerSpec {
+        PlayerSpec { name: name.into(), ..self }
+    }
+
+    /// The kind and settings.
+    pub fn kind(&self) -> &PlayerKind {
+        &self.kind
+    }
+
+    /// Creates a player for one game starting at `start` (its variant and castling mode
+    /// matter to UCI engines). `seed` drives the player's random choices.
+    pub fn create(&self, start: &Position, seed: u64) -> Result<Box<dyn Player>, PlayerError> {
+        Ok(match &self.kind {
+            PlayerKind::Random => Box::new(RandomPlayer::new(seed)),
+            PlayerKind::Greedy => Box::new(GreedyPlayer::new(seed)),
+            PlayerKind::AlphaBeta { depth } => Box::new(AlphaBetaPlayer::new(*depth, seed)),
+            PlayerKind::Mcts(template) => Box::new(MctsPlayer { seed, ..template.clone() }),
+            PlayerKind::Policy(template) => Box::new(template.clone()),
+            PlayerKind::Uci(config) => Box::new(UciPlayer::start(config, start)?),
+        })
+    }
+
+    /// Parses a spec (see the module docs), loading networks with `loader`.
+    pub fn parse(text: &str, loader: &dyn ModelLoader) -> Result<PlayerSpec, SpecError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(SpecError::Empty);
+        }
+        let (kind, rest) = match text.split_once(':') {
+            Some((kind, rest)) => (kind.trim().to_ascii_lowercase(), rest),
+            None => (text.to_ascii_lowercase(), ""),
+        };
+        let takes_argument = matches!(kind.as_str(), "net" | "policy" | "uci");
+        let (argument, options) = if takes_argument {
+            let (argument, options) = rest.split_once(',').unwrap_or((rest, ""));
+            let argument = argument.trim();
+            if argument.is_empty() {
+                return Err(SpecError::MissingArgument(kind));
+            }
+            (argument.to_string(), options)
+        } else {
+            (String::new(), rest)
+        };
+        let mut options = Options::parse(&kind, options)?;
+        let name = options.take("name");
+        let default_name = text.to_string();
+        let spec = match kind.as_str() {
+            "random" => PlayerSpec::random(),
+            "greedy" => PlayerSpec::greedy(),
+            "alphabeta" => {
+                let depth = options.number("depth", 2u32, 1, 64, "a depth from 1 to 64")?;
+                PlayerSpec::alpha_beta(depth)
+            }
+            "net" => {
+                let evaluator = load(loader, &argument)?;
+                let temperature = match options.take("temperature") {
+                    None => 0.0,
+                    Some(v) => match v.parse::<f32>() {
+                        Ok(t) if t.is_finite() && t >= 0.0 => t,
+                        _ => {
+                            return Err(bad("temperature", &v, "a number >= 0"));
+                        }
+                    },
+                };
+                let player = MctsPlayer {
+                    evaluator,
+                    nodes: options.number("nodes", 800, 1, u32::MAX, "a node count >= 1")?,
+                    temperature,
+                    temperature_plies: options.number(
+                        "temp_plies",
+                        usize::MAX,
+                        0,
+                        usize::MAX,
+                        "a ply count",
+                    )?,
+                    batch: options.number("batch", 8, 1, 4096, "a batch size from 1 to 4096")?,
+                    config: loader.search_config(&argument).without_noise(),
+                    seed: 0,
+                };
+                PlayerSpec::new(default_name, PlayerKind::Mcts(player))
+            }
+            "policy" => {
+                let player = PolicyPlayer {
+                    evaluator: load(loader, &argument)?,
+                    config: loader.search_config(&argument).without_noise(),
+                };
+                PlayerSpec::new(default_name, PlayerKind::Policy(player))
+            }
+            "uci" => {
+                let mut config = UciEngineConfig::new(&argument);
+                let mut limits = Vec::new();
+                if options.has("nodes") {
+                    limits.push(UciLimit::Nodes(options.number(
+                        "nodes",
+                        1,
+                        1,
+                        u64::MAX,
+                        "a node count >= 1",
+                    )?));
+                }
+                if options.has("movetime") {
+                    limits.push(UciLimit::MoveTime(options.number(
+                        "movetime",
+                        100,
+                        1,
+                        u64::MAX,
+                        "milliseconds >= 1",
+                    )?));
+                }
+                if options.has("depth") {
+                    limits.push(UciLimit::Depth(options.number(
+                        "depth",
+                        1,
+                        1,
+                        1000,
+                        "a depth >= 1",
+                    )?));
+                }
+                if limits.len() > 1 {
+                    return Err(SpecError::ConflictingLimits);
+                }
+                if let Some(&limit) = limits.first() {
+                    config.limit = limit;
+                }
+                if options.has("timeout") {
+                    let ms = options.number("timeout", 0u64, 1, u64::MAX, "milliseconds >= 1")?;
+                    config.timeout = Duration::from_millis(ms);
+                }
+                config.options = options.take_prefixed("option.");
+                PlayerSpec::new(default_name, PlayerKind::Uci(config))
+            }
+            _ => return Err(SpecError::UnknownKind(kind)),
+        };
+        options.finish()?;
+        Ok(match name {
+            Some(name) => spec.with_name(name),
+            None => spec,
+        })
+    }
+}
+
+fn load(loader: &dyn ModelLoader, path: &str) -> Result<SharedEvaluator, SpecError> {
+    loader.load(path).map_err(|message| SpecError::Model { path: path.to_string(), message })
+}
+
+fn bad(key: &str, value: &str, expected: &'static str) -> SpecError {
+    SpecError::BadValue { key: key.to_string(), value: value.to_string(), expected }
+}
+
+/// `key=value` options not yet consumed.
+struct Options {
+    kind: String,
+    pairs: Vec<(String, String)>,
+}
+
+impl Options {
+    fn parse(kind: &str, text: &str) -> Result<Options, SpecError> {
+        let mut pairs = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) =
+                part.split_once('=').ok_or_else(|| SpecError::Malformed(part.to_string()))?;
+            pairs.push((key.trim().to_string(), value.trim().to_string()));
+        }
+        Ok(Options { kind: kind.to_string(), pairs })
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.pairs.iter().any(|(k, _)| k == key)
+    }
+
+    fn take(&mut self, key: &str) -> Option<String> {
+        let index = self.pairs.iter().position(|(k, _)| k == key)?;
+        Some(self.pairs.remove(index).1)
+    }
+
+    fn take_prefixed(&mut self, prefix: &str) -> Vec<(String, String)> {
+        let (taken, kept) = std::mem::take(&mut self.pairs)
+            .into_iter()
+            .partition::<Vec<_>, _>(|(k, _)| k.starts_with(prefix) && k.len() > prefix.len());
+        self.pairs = kept;
+        taken.into_iter().map(|(k, v)| (k[prefix.len()..].to_string(), v)).collect()
+    }
+
+    fn number<T>(
+        &mut self,
+        key: &str,
+        default: T,
+        min: T,
+        max: T,
+        expected: &'static str,
+    ) -> Result<T, SpecError>
+    where
+        T: std::str::FromStr + PartialOrd + Copy,
+    {
+        match self.take(key) {
+            None => Ok(default),
+            Some(value) => match value.parse::<T>() {
+                Ok(n) if n >= min && n <= max => Ok(n),
+                _ => Err(bad(key, &value, expected)),
+            },
+        }
+    }
+
+    fn finish(self) -> Result<(), SpecError> {
+        match self.pairs.into_iter().next() {
+            None => Ok(()),
+            Some((key, _)) => Err(SpecError::UnknownOption { kind: self.kind, key }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomzero_mcts::UniformEvaluator;
+    use std::sync::Arc;
+
+    struct Uniform;
+    impl ModelLoader for Uniform {
+        fn load(&self, path: &str) -> Result<SharedEvaluator, String> {
+            if path.ends_with(".missing") {
+                return Err("no such file".into());
+            }
+            Ok(Arc::new(UniformEvaluator))
+        }
+    }
+
+    #[test]
+    fn parses_the_baselines() {
+        assert_eq!(PlayerSpec::parse("random", &NoModels).unwrap().name(), "random");
+        assert_eq!(PlayerSpec::parse(" Greedy ", &NoModels).unwrap().name(), "greedy");
+        let ab = PlayerSpec::parse("alphabeta", &NoModels).unwrap();
+        assert_eq!(ab.name(), "alphabeta:depth=2");
+        let ab = PlayerSpec::parse("alphabeta:depth=3,name=ab3", &NoModels).unwrap();
+        assert_eq!(ab.name(), "ab3");
+        assert!(matches!(ab.kind(), PlayerKind::AlphaBeta { depth: 3 }));
+    }
+
+    #[test]
+    fn parses_networks_with_options() {
+        let spec = PlayerSpec::parse(
+            "net:models/000003.safetensors,nodes=50,temperature=0.5,temp_plies=10",
+            &Uniform,
+        )
+        .unwrap();
+        assert_eq!(
+            spec.name(),
+            "net:models/000003.safetensors,nodes=50,temperature=0.5,temp_plies=10"
+        );
+        let PlayerKind::Mcts(p) = spec.kind() else { panic!() };
+        assert_eq!((p.nodes, p.temperature, p.temperature_plies, p.batch), (50, 0.5, 10, 8));
+        assert_eq!(p.config.dirichlet_epsilon, 0.0);
+        let spec = PlayerSpec::parse("policy:x.safetensors,name=gen3-policy", &Uniform).unwrap();
+        assert_eq!(spec.name(), "gen3-policy");
+        assert!(matches!(spec.kind(), PlayerKind::Policy(_)));
+    }
+
+    #[test]
+    fn parses_uci_engines() {
+        let spec = PlayerSpec::parse(
+            "uci:fairy-stockfish --flag,depth=5,option.Hash=16,timeout=2000",
+            &NoModels,
+        )
+        .unwrap();
+        let PlayerKind::Uci(c) = spec.kind() else { panic!() };
+        assert_eq!(c.program, "fairy-stockfish");
+        assert_eq!(c.args, vec!["--flag"]);
+        assert_eq!(c.limit, UciLimit::Depth(5));
+        assert_eq!(c.timeout, Duration::from_millis(2000));
+        assert_eq!(c.options, vec![("Hash".to_string(), "16".to_string())]);
+        let spec = PlayerSpec::parse("uci:engine", &NoModels).unwrap();
+        let PlayerKind::Uci(c) = spec.kind() else { panic!() };
+        assert_eq!(c.limit, UciLimit::MoveTime(100));
+    }
+
+    #[test]
+    fn rejects_bad_specs_with_reasons() {
+        let err = |s: &str| PlayerSpec::parse(s, &Uniform).unwrap_err();
+        assert_eq!(err(""), SpecError::Empty);
+        assert_eq!(err("stockfish"), SpecError::UnknownKind("stockfish".into()));
+        assert_eq!(err("net:"), SpecError::MissingArgument("net".into()));
+        assert!(matches!(err("alphabeta:depth=0"), SpecError::BadValue { .. }));
+        assert!(matches!(err("alphabeta:dept=3"), SpecError::UnknownOption { .. }));
+        assert!(matches!(err("random:fast"), SpecError::Malformed(_)));
+        assert!(matches!(err("net:a,temperature=-1"), SpecError::BadValue { .. }));
+        assert!(matches!(err("net:a.missing"), SpecError::Model { .. }));
+        assert_eq!(err("uci:e,nodes=5,depth=3"), SpecError::ConflictingLimits);
+        assert!(matches!(PlayerSpec::parse("net:a", &NoModels), Err(SpecError::Model { .. })));
+        assert!(err("alphabeta:dept=3").to_string().contains("dept"));
+    }
+}

@@ -1,0 +1,8 @@
+//! atomzero-eval's integration tests (one test binary, as ripgrep does).
+
+mod common;
+mod gating;
+mod matches;
+mod rating;
+mod stats;
+mod uci;

@@ -1,0 +1,170 @@
+//! Matches between the built-in players: baseline strength, every variant, concurrency,
+//! openings, and PGN read-back of every game.
+
+use crate::common::assert_pgn_round_trips;
+use atomzero_eval::{
+    GameEnd, MatchConfig, MatchResult, ModelLoader, Openings, PlayerSpec, SharedEvaluator,
+    run_match,
+};
+use atomzero_mcts::{RandomEvaluator, UniformEvaluator};
+use atomzero_rules::Variant;
+use std::path::Path;
+use std::sync::Arc;
+
+fn play(first: &PlayerSpec, second: &PlayerSpec, config: &MatchConfig) -> MatchResult {
+    let mut finished = 0;
+    let result = run_match(first, second, config, &mut |p| {
+        finished += 1;
+        assert_eq!(p.finished, finished);
+        assert_eq!(p.wdl.games() as usize, finished);
+    })
+    .unwrap();
+    assert_eq!(finished, result.games.len());
+    result
+}
+
+/// Test networks: `uniform` and `random` (a seeded random evaluator).
+struct TestNets;
+
+impl ModelLoader for TestNets {
+    fn load(&self, path: &str) -> Result<SharedEvaluator, String> {
+        match path {
+            "uniform" => Ok(Arc::new(UniformEvaluator)),
+            "random" => Ok(Arc::new(RandomEvaluator { seed: 5 })),
+            other => Err(format!("no test network '{other}'")),
+        }
+    }
+}
+
+#[test]
+fn alphabeta_depth_2_scores_at_least_90_percent_against_random() {
+    let config =
+        MatchConfig { games: 40, max_plies: 300, seed: 1, concurrency: 2, ..Default::default() };
+    let result = play(&PlayerSpec::alpha_beta(2), &PlayerSpec::random(), &config);
+    println!("{}", result.summary());
+    assert_eq!(result.games.len(), 40);
+    assert!(result.wdl.score() >= 0.9, "{}", result.summary());
+    assert_pgn_round_trips(&result);
+}
+
+#[test]
+fn greedy_scores_at_least_80_percent_against_random() {
+    let config =
+        MatchConfig { games: 40, max_plies: 300, seed: 2, concurrency: 2, ..Default::default() };
+    let result = play(&PlayerSpec::greedy(), &PlayerSpec::random(), &config);
+    println!("{}", result.summary());
+    assert!(result.wdl.score() >= 0.8, "{}", result.summary());
+    assert_pgn_round_trips(&result);
+}
+
+#[test]
+fn every_player_kind_plays_every_variant() {
+    let players = [
+        PlayerSpec::random(),
+        PlayerSpec::greedy(),
+        PlayerSpec::parse("alphabeta:depth=1", &TestNets).unwrap(),
+        PlayerSpec::parse("net:uniform,nodes=16,batch=4", &TestNets).unwrap(),
+        PlayerSpec::parse("net:random,nodes=8,temperature=1,temp_plies=6,name=sampler", &TestNets)
+            .unwrap(),
+        PlayerSpec::parse("policy:random", &TestNets).unwrap(),
+    ];
+    for variant in Variant::ALL {
+        for (i, first) in players.iter().enumerate() {
+            let second = &players[(i + 1) % players.len()];
+            let config = MatchConfig {
+                games: 2,
+                variant,
+                max_plies: 80,
+                seed: 3 + i as u64,
+                ..Default::default()
+            };
+            let result = play(first, second, &config);
+            assert_eq!(result.games.len(), 2, "{variant}: {} vs {}", first.name(), second.name());
+            for game in &result.games {
+                assert!(
+                    !matches!(game.end, GameEnd::Forfeit { .. }),
+                    "{variant}: {}",
+                    game.finished_line()
+                );
+                assert_eq!(game.opening.variant(), variant);
+            }
+            assert_eq!(result.games[0].white, first.name());
+            assert_eq!(result.games[1].white, second.name());
+            assert_eq!(
+                result.games[0].opening, result.games[1].opening,
+                "a pair shares its opening"
+            );
+            assert_pgn_round_trips(&result);
+        }
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_concurrency() {
+    let run = |concurrency| {
+        let config =
+            MatchConfig { games: 8, max_plies: 120, seed: 9, concurrency, ..Default::default() };
+        play(&PlayerSpec::greedy(), &PlayerSpec::alpha_beta(1), &config)
+    };
+    let (one, three) = (run(1), run(3));
+    assert_eq!(one.pgn(), three.pgn());
+    assert_eq!(one.wdl, three.wdl);
+    assert_eq!(one.pentanomial, three.pentanomial);
+    assert_eq!(one.pentanomial.pairs(), 4);
+}
+
+#[test]
+fn book_openings_are_paired_and_written_with_fen() {
+    let book_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/atomic-openings.epd");
+    let openings = Openings::from_epd_file(&book_path, Variant::Atomic).unwrap();
+    let config = MatchConfig { games: 6, openings, max_plies: 60, seed: 4, ..Default::default() };
+    let result = play(&PlayerSpec::greedy(), &PlayerSpec::random(), &config);
+    for pair in result.games.chunks(2) {
+        assert_eq!(pair[0].opening, pair[1].opening);
+        assert!(pair[0].from_book);
+        assert_ne!(pair[0].opening, atomzero_rules::Position::new(Variant::Atomic));
+    }
+    assert_ne!(result.games[0].opening, result.games[2].opening);
+    assert!(result.pgn().contains("[FEN \""));
+    assert!(result.pgn().contains("[Opening \"book\"]"));
+    assert_pgn_round_trips(&result);
+    // A book of another variant is refused.
+    let config = MatchConfig { variant: Variant::Atomar, ..config };
+    assert!(run_match(&PlayerSpec::greedy(), &PlayerSpec::random(), &config, &mut |_| {}).is_err());
+}
+
+#[test]
+fn max_plies_adjudicates_a_draw() {
+    let config = MatchConfig {
+        games: 2,
+        max_plies: 6,
+        openings: Openings::StartPosition,
+        ..Default::default()
+    };
+    let result = play(&PlayerSpec::alpha_beta(1), &PlayerSpec::alpha_beta(1), &config);
+    for game in &result.games {
+        assert_eq!(game.end, GameEnd::MaxPlies);
+        assert_eq!(game.moves.len(), 6);
+        assert_eq!(game.result_str(), "1/2-1/2");
+        assert_eq!(game.termination(), "adjudication");
+    }
+    assert_eq!(result.wdl.draws, 2);
+    assert_pgn_round_trips(&result);
+}
+
+#[test]
+fn an_sprt_stops_the_match_early() {
+    let sprt = atomzero_eval::SprtConfig {
+        elo0: 0.0,
+        elo1: 100.0,
+        model: atomzero_eval::EloModel::Logistic,
+        ..Default::default()
+    };
+    let config =
+        MatchConfig { games: 400, max_plies: 200, seed: 5, sprt: Some(sprt), ..Default::default() };
+    let result = play(&PlayerSpec::alpha_beta(2), &PlayerSpec::random(), &config);
+    println!("{}", result.summary());
+    assert_eq!(result.sprt_verdict(), Some(atomzero_eval::Hypothesis::H1));
+    assert!(result.games.len() < 100, "{} games", result.games.len());
+    assert!(result.summary().contains("H1 was accepted"));
+}
