@@ -4,8 +4,10 @@
 //! command writes.
 
 use anyhow::{Context, Result, bail};
+use atomzero_nn::{DeviceKind, NetConfig};
 use atomzero_rules::Variant;
 use atomzero_selfplay::SelfplayConfig;
+use atomzero_train::TrainerConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -22,9 +24,22 @@ pub struct Config {
     /// Master seed; every stage derives its own.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Where the network runs: "cpu", "cuda" or "wgpu" (GPU backends need the cargo feature).
+    #[serde(default = "default_device")]
+    pub device: String,
+    /// The network architecture.
+    #[serde(default = "NetConfig::tiny")]
+    pub net: NetConfig,
     /// Self-play.
     #[serde(default)]
     pub selfplay: SelfplayConfig,
+    /// Training.
+    #[serde(default)]
+    pub train: TrainerConfig,
+}
+
+fn default_device() -> String {
+    "cpu".to_string()
 }
 
 fn default_variant() -> String {
@@ -61,9 +76,19 @@ impl Config {
         self.variant.parse::<Variant>().map_err(|e| anyhow::anyhow!("variant: {e}"))
     }
 
+    /// The device kind, parsed.
+    pub fn device(&self) -> Result<DeviceKind> {
+        self.device.parse::<DeviceKind>().map_err(|e| anyhow::anyhow!("device: {e}"))
+    }
+
     fn validate(&self) -> Result<()> {
         self.variant()?;
+        self.device()?;
+        self.net.validate().map_err(|e| anyhow::anyhow!("net: {e}"))?;
         if let Err(e) = self.selfplay.validate() {
+            bail!("{e}");
+        }
+        if let Err(e) = self.train.validate() {
             bail!("{e}");
         }
         Ok(())

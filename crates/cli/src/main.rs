@@ -4,9 +4,11 @@
 mod bench_cmd;
 mod config;
 mod fsutil;
+mod match_cmd;
 mod models;
 mod perft_cmd;
 mod selfplay_cmd;
+mod train_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -28,6 +30,12 @@ enum Command {
     Perft(perft_cmd::PerftArgs),
     /// Play games with a model and write them as replay shards (and PGN).
     Selfplay(selfplay_cmd::SelfplayArgs),
+    /// Train the network on replay shards (resumes from the newest checkpoint).
+    Train(train_cmd::TrainArgs),
+    /// Play a match between two players (cutechess-cli style output).
+    Match(match_cmd::MatchArgs),
+    /// Gate a candidate network against the best; promote it if it passes.
+    Gate(match_cmd::GateArgs),
     /// Throughput benchmarks (search, network).
     Bench(bench_cmd::BenchArgs),
 }
@@ -44,6 +52,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => perft_cmd::run(args),
         Command::Selfplay(args) => selfplay_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Train(args) => train_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Match(args) => match_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Gate(args) => match_cmd::run_gate(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {

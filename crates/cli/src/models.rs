@@ -1,12 +1,17 @@
-//! Turning a model spec (`random`, `uniform` or a network path) into an evaluator.
+//! Turning a model spec (`random`, `uniform` or a network path) into an evaluator, and the
+//! network loader that the evaluator's `net:`/`policy:` players use.
 
-use anyhow::{Result, bail};
-use atomzero_mcts::{Evaluator, RandomEvaluator, UniformEvaluator};
+use anyhow::{Result, anyhow, bail};
+use atomzero_eval::ModelLoader;
+use atomzero_mcts::{Evaluator, RandomEvaluator, SearchConfig, UniformEvaluator};
+use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetEvaluator};
+use std::path::Path;
+use std::sync::Arc;
 
 /// A loaded evaluator and the encoder history it wants with each position.
 pub struct LoadedModel {
     /// The evaluator.
-    pub evaluator: Box<dyn Evaluator + Send + Sync>,
+    pub evaluator: Arc<dyn Evaluator + Send + Sync>,
     /// Earlier positions the network encodes.
     pub history: usize,
     /// A name for logs and shard metadata.
@@ -14,24 +19,55 @@ pub struct LoadedModel {
 }
 
 /// Loads `spec`: `random` (seeded random priors and values: generation 0), `uniform` (equal
-/// priors, even value: pure MCTS on the rules), or the path of a saved network.
-pub fn load(spec: &str, seed: u64) -> Result<LoadedModel> {
+/// priors, even value: pure MCTS on the rules), or the path of a saved network (its `.json`
+/// sidecar beside it), run on `device`.
+pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel> {
     match spec {
         "random" => Ok(LoadedModel {
-            evaluator: Box::new(RandomEvaluator { seed }),
+            evaluator: Arc::new(RandomEvaluator { seed }),
             history: 0,
             name: "random".into(),
         }),
         "uniform" => Ok(LoadedModel {
-            evaluator: Box::new(UniformEvaluator),
+            evaluator: Arc::new(UniformEvaluator),
             history: 0,
             name: "uniform".into(),
         }),
         path => {
-            if !std::path::Path::new(path).exists() {
+            if !Path::new(path).exists() {
                 bail!("model '{path}' not found (expected a network file, 'random' or 'uniform')");
             }
-            bail!("model '{path}': loading networks is not built yet (use 'random' or 'uniform')")
+            let device = device.device().map_err(|e| anyhow!("{e}"))?;
+            let (net, metadata) =
+                atomzero_nn::load(Path::new(path), &device).map_err(|e| anyhow!("{e}"))?;
+            let name = Path::new(path)
+                .file_stem()
+                .map_or(path.to_string(), |s| s.to_string_lossy().into_owned());
+            let evaluator =
+                NetEvaluator::new(&net, &device, DEFAULT_MAX_BATCH).with_name(name.clone());
+            Ok(LoadedModel {
+                evaluator: Arc::new(evaluator),
+                history: metadata.net.encoder.history,
+                name,
+            })
         }
+    }
+}
+
+/// Networks for `net:PATH` and `policy:PATH` players.
+pub struct NetLoader {
+    /// Backend for every loaded net.
+    pub device: DeviceKind,
+}
+
+impl ModelLoader for NetLoader {
+    fn load(&self, path: &str) -> Result<atomzero_eval::SharedEvaluator, String> {
+        load(path, 0, self.device).map(|m| m.evaluator).map_err(|e| format!("{e:#}"))
+    }
+
+    fn search_config(&self, path: &str) -> SearchConfig {
+        let history =
+            atomzero_nn::read_metadata(Path::new(path)).map_or(0, |m| m.net.encoder.history);
+        SearchConfig { history, ..SearchConfig::default().without_noise() }
     }
 }

@@ -233,7 +233,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         config.selfplay.threads = t;
     }
     let variant = config.variant()?;
-    let model = models::load(&args.model, config.seed)?;
+    let model = models::load(&args.model, config.seed, config.device()?)?;
     let openings = match &args.openings {
         Some(path) => Openings::from_epd(path, variant)?,
         None => Openings::RandomPlies(config.selfplay.random_opening_plies),

@@ -1,0 +1,193 @@
+//! `atomzero match` and `atomzero gate`: games between players, cutechess-style output.
+
+use crate::config::Config;
+use crate::fsutil;
+use crate::models::NetLoader;
+use anyhow::{Result, anyhow, bail};
+use atomzero_eval::{GateConfig, MatchConfig, Openings, PlayerSpec, SprtConfig, gate, run_match};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    /// A player: random, greedy, alphabeta[:depth=N], net:PATH[,nodes=N], policy:PATH,
+    /// uci:COMMAND[,nodes=N|movetime=MS|depth=D] (give exactly two).
+    #[arg(long = "engine", required = true, num_args = 1)]
+    engines: Vec<String>,
+    /// Games to play (pairs of games share an opening, colours swapped).
+    #[arg(long, default_value_t = 100)]
+    games: usize,
+    /// EPD opening book (default: random balanced openings of a few plies).
+    #[arg(long)]
+    openings: Option<PathBuf>,
+    /// Rule variant.
+    #[arg(long, default_value = "atomic")]
+    variant: String,
+    /// Write every game to this PGN file.
+    #[arg(long)]
+    pgn: Option<PathBuf>,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Sequential test: elo0=0,elo1=10,alpha=0.05,beta=0.05.
+    #[arg(long)]
+    sprt: Option<String>,
+    /// Adjudicate a draw after this many plies.
+    #[arg(long, default_value_t = 400)]
+    max_plies: usize,
+    /// Seed for openings and players.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Config file (for the network device).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// Parses `elo0=0,elo1=10,alpha=0.05,beta=0.05` (any subset; defaults as shown).
+pub fn parse_sprt(text: &str) -> Result<SprtConfig> {
+    let mut sprt = SprtConfig::default();
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--sprt: expected key=value, got '{part}'"))?;
+        let v: f64 =
+            value.parse().map_err(|_| anyhow!("--sprt: {key}: not a number: '{value}'"))?;
+        match key {
+            "elo0" => sprt.elo0 = v,
+            "elo1" => sprt.elo1 = v,
+            "alpha" => sprt.alpha = v,
+            "beta" => sprt.beta = v,
+            _ => bail!("--sprt: unknown key '{key}' (elo0, elo1, alpha, beta)"),
+        }
+    }
+    Ok(sprt)
+}
+
+fn openings(path: Option<&Path>, variant: atomzero_rules::Variant) -> Result<Openings> {
+    match path {
+        Some(p) => Openings::from_epd_file(p, variant).map_err(|e| anyhow!("{e}")),
+        None => Ok(Openings::default()),
+    }
+}
+
+pub fn run(args: MatchArgs) -> Result<()> {
+    if args.engines.len() != 2 {
+        bail!("give exactly two --engine specs (got {})", args.engines.len());
+    }
+    let config = Config::load(args.config.as_deref())?;
+    let variant: atomzero_rules::Variant = args.variant.parse().map_err(|e| anyhow!("{e}"))?;
+    let loader = NetLoader { device: config.device()? };
+    let first = PlayerSpec::parse(&args.engines[0], &loader)
+        .map_err(|e| anyhow!("--engine {}: {e}", args.engines[0]))?;
+    let second = PlayerSpec::parse(&args.engines[1], &loader)
+        .map_err(|e| anyhow!("--engine {}: {e}", args.engines[1]))?;
+    let match_config = MatchConfig {
+        games: args.games,
+        openings: openings(args.openings.as_deref(), variant)?,
+        variant,
+        concurrency: args.concurrency.max(1),
+        sprt: args.sprt.as_deref().map(parse_sprt).transpose()?,
+        max_plies: args.max_plies,
+        seed: args.seed,
+        event: "atomzero match".into(),
+    };
+    let result =
+        run_match(&first, &second, &match_config, &mut |p| println!("{}", p.game.finished_line()))
+            .map_err(|e| anyhow!("{e}"))?;
+    println!("{}", result.summary());
+    if let Some(pgn) = &args.pgn {
+        fsutil::write_atomic(pgn, result.pgn().as_bytes())?;
+    }
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct GateArgs {
+    /// The candidate network.
+    #[arg(long)]
+    candidate: PathBuf,
+    /// The current best network (its directory receives the promoted candidate).
+    #[arg(long)]
+    best: PathBuf,
+    /// Game budget.
+    #[arg(long, default_value_t = 100)]
+    games: usize,
+    /// Nodes per move for both.
+    #[arg(long, default_value_t = 100)]
+    nodes: u32,
+    /// Sequential test (default elo0=0,elo1=10,alpha=0.05,beta=0.05).
+    #[arg(long, default_value = "elo0=0,elo1=10,alpha=0.05,beta=0.05")]
+    sprt: String,
+    /// Score needed when the budget runs out without an SPRT verdict.
+    #[arg(long, default_value_t = 0.55)]
+    threshold: f64,
+    /// Rule variant.
+    #[arg(long, default_value = "atomic")]
+    variant: String,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Config file (for the network device).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// Moves `candidate` (and its sidecar) to the next free `NNNNNN.safetensors` of `dir` and
+/// points `dir/best.json` at it. Returns the new path.
+pub fn promote(candidate: &Path, dir: &Path) -> Result<PathBuf> {
+    let next = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name().to_string_lossy().strip_suffix(".safetensors")?.parse::<u64>().ok()
+        })
+        .max()
+        .map_or(0, |n| n + 1);
+    let target = dir.join(format!("{next:06}.safetensors"));
+    let sidecar = atomzero_nn::sidecar_path(candidate);
+    // Sidecar first, weights second: a reader that sees the weights finds their sidecar.
+    std::fs::rename(&sidecar, atomzero_nn::sidecar_path(&target))?;
+    std::fs::rename(candidate, &target)?;
+    let best =
+        format!("{{\"best\": \"{}\"}}\n", target.file_name().unwrap_or_default().to_string_lossy());
+    fsutil::write_atomic(&dir.join("best.json"), best.as_bytes())?;
+    Ok(target)
+}
+
+pub fn run_gate(args: GateArgs) -> Result<()> {
+    let config = Config::load(args.config.as_deref())?;
+    let variant: atomzero_rules::Variant = args.variant.parse().map_err(|e| anyhow!("{e}"))?;
+    let loader = NetLoader { device: config.device()? };
+    let spec = |path: &Path, name: &str| {
+        PlayerSpec::parse(
+            &format!("net:{},nodes={},name={name}", path.display(), args.nodes),
+            &loader,
+        )
+        .map_err(|e| anyhow!("{}: {e}", path.display()))
+    };
+    let candidate = spec(&args.candidate, "candidate")?;
+    let best = spec(&args.best, "best")?;
+    let gate_config = GateConfig {
+        match_config: MatchConfig {
+            games: args.games,
+            variant,
+            concurrency: args.concurrency.max(1),
+            sprt: Some(parse_sprt(&args.sprt)?),
+            seed: config.seed,
+            event: "atomzero gate".into(),
+            ..MatchConfig::default()
+        },
+        threshold: Some(args.threshold),
+    };
+    let result =
+        gate(&candidate, &best, &gate_config, &mut |p| println!("{}", p.game.finished_line()))
+            .map_err(|e| anyhow!("{e}"))?;
+    println!("{}", result.result.summary());
+    println!("{}", result.describe());
+    if result.passed {
+        let dir =
+            args.best.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let promoted = promote(&args.candidate, dir)?;
+        println!("promoted: {}", promoted.display());
+    }
+    Ok(())
+}

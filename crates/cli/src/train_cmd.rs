@@ -1,0 +1,92 @@
+//! `atomzero train`: train on replay shards, resuming from the newest checkpoint in `--out`.
+
+use crate::config::Config;
+use crate::fsutil;
+use crate::selfplay_cmd::{interrupt_flag, progress_bar};
+use anyhow::{Result, anyhow};
+use atomzero_nn::Provenance;
+use atomzero_train::{TrainOptions, train};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Directory of replay shards.
+    #[arg(long)]
+    data: PathBuf,
+    /// Output directory: checkpoints/, tensorboard/, model.safetensors (+ .json).
+    #[arg(long)]
+    out: PathBuf,
+    /// Train until the step count (counted across resumes) reaches this.
+    #[arg(long, default_value_t = 1000)]
+    steps: u64,
+    /// Config file (default: the embedded configs/tiny.toml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Start from this network when there is no checkpoint yet.
+    #[arg(long)]
+    init: Option<PathBuf>,
+}
+
+pub fn run(args: TrainArgs) -> Result<()> {
+    let config = Config::load(args.config.as_deref())?;
+    let device = config.device()?.device().map_err(|e| anyhow!("{e}"))?;
+    let checkpoints = args.out.join("checkpoints");
+    let tensorboard = args.out.join("tensorboard");
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| anyhow!("cannot create {}: {e}", args.out.display()))?;
+    let interrupted = interrupt_flag();
+    let bar = progress_bar(args.steps, "train");
+    let summary = train(
+        TrainOptions {
+            data_dir: &args.data,
+            checkpoint_dir: &checkpoints,
+            tensorboard_dir: Some(&tensorboard),
+            target_step: args.steps,
+            init: args.init.as_deref(),
+            net: config.net.clone(),
+            config: config.train.clone(),
+            variant: config.variant.clone(),
+            device,
+            seed: config.seed,
+            interrupted: Some(&interrupted),
+        },
+        |r| {
+            bar.set_position(r.step);
+            bar.set_message(format!(
+                "loss {:.3} (policy {:.3}, value {:.3}), lr {:.2e}, {:.0} samples/s",
+                r.total_loss, r.policy_loss, r.value_loss, r.learning_rate, r.samples_per_sec
+            ));
+        },
+    )
+    .map_err(|e| anyhow!("{e}"))?;
+    bar.finish_and_clear();
+    fsutil::write_atomic(&args.out.join("train-config.toml"), config.to_toml()?.as_bytes())?;
+    let model = args.out.join("model.safetensors");
+    let provenance = Provenance {
+        variant: config.variant.clone(),
+        training_step: summary.end_step,
+        parent: args.init.as_ref().map(|p| p.display().to_string()),
+    };
+    summary.net.save(&model, &provenance).map_err(|e| anyhow!("{e}"))?;
+    let secs = summary.data_secs + summary.compute_secs;
+    let steps = summary.end_step - summary.start_step;
+    println!(
+        "train: steps {} -> {} on a window of {} positions{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%)",
+        summary.start_step,
+        summary.end_step,
+        summary.window_len,
+        summary
+            .resumed_from
+            .as_ref()
+            .map_or(String::new(), |p| format!(", resumed from {}", p.display())),
+        if summary.capped { ", cut by max_samples_per_position" } else { "" },
+        summary.first_loss,
+        summary.last_loss,
+        (steps as f64 * config.train.batch_size as f64) / secs.max(1e-9),
+        100.0 * summary.data_secs / secs.max(1e-9),
+        100.0 * summary.compute_secs / secs.max(1e-9),
+    );
+    println!("model: {}", model.display());
+    Ok(())
+}

@@ -1,0 +1,439 @@
+//! Saving and loading networks: the weights as safetensors (written through Burn's
+//! `burn::store::SafetensorsStore`) plus a JSON sidecar, [`NetMetadata`], that describes the
+//! architecture and the input encoding, so an engine can load a net without the training config.
+//!
+//! `models/000042.safetensors` has its sidecar at `models/000042.json`. Both files are written
+//! to a temporary name in the same directory, fsynced and renamed into place, weights first.
+//! The sidecar records the weights' size and checksum, so a reader that catches the pair
+//! between the two renames, or finds a damaged file, gets an error rather than wrong weights.
+//!
+//! Sidecar fields (format version 1):
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `format_version` | [`NET_FORMAT_VERSION`]; other versions are refused |
+//! | `net` | the [`NetConfig`] (every field present) |
+//! | `encoding_version` | `atomzero_encoding::ENCODING_VERSION` the net was trained with |
+//! | `variant` | the variant the net plays, e.g. `atomic` |
+//! | `training_step` | optimizer steps behind these weights |
+//! | `parent` | the net these weights were trained from, if any |
+//! | `weights_bytes` | size of the safetensors file |
+//! | `weights_fnv1a64` | FNV-1a (64 bit) of the safetensors file, 16 hex digits |
+//! | `created_unix` | when it was saved, seconds since the Unix epoch |
+
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use atomzero_encoding::ENCODING_VERSION;
+use burn::module::Module;
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use burn::tensor::Device;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, FieldDifference, NetConfig};
+use crate::model::Net;
+
+/// Version of the sidecar format written by this build.
+pub const NET_FORMAT_VERSION: u32 = 1;
+
+/// The JSON sidecar of a saved network. See the module docs for the field table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetMetadata {
+    /// Version of this format ([`NET_FORMAT_VERSION`]).
+    pub format_version: u32,
+    /// The architecture.
+    pub net: NetConfig,
+    /// The input encoding version (`atomzero_encoding::ENCODING_VERSION`) of the weights.
+    pub encoding_version: u32,
+    /// The variant the net was trained for (`atomzero_rules::Variant` name).
+    pub variant: String,
+    /// Optimizer steps behind these weights.
+    pub training_step: u64,
+    /// The net these weights were trained from (e.g. its file name), if any.
+    pub parent: Option<String>,
+    /// Size of the weights file in bytes.
+    pub weights_bytes: u64,
+    /// FNV-1a (64 bit) of the weights file, 16 lowercase hex digits.
+    pub weights_fnv1a64: String,
+    /// When the net was saved, seconds since the Unix epoch.
+    pub created_unix: u64,
+}
+
+/// Where a net came from: the caller's part of [`NetMetadata`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The variant the net was trained for.
+    pub variant: String,
+    /// Optimizer steps behind these weights.
+    pub training_step: u64,
+    /// The net these weights were trained from, if any.
+    pub parent: Option<String>,
+}
+
+/// The sidecar path of a weights file: its extension replaced by `json`.
+pub fn sidecar_path(weights: &Path) -> PathBuf {
+    weights.with_extension("json")
+}
+
+impl Net {
+    /// Saves the weights to `path` (conventionally `<name>.safetensors`) and the sidecar to
+    /// `<name>.json`, each atomically (temporary file, fsync, rename); overwrites existing
+    /// files. Returns the sidecar written.
+    pub fn save(
+        &self,
+        path: &Path,
+        provenance: &Provenance,
+    ) -> Result<NetMetadata, CheckpointError> {
+        let sidecar = checked_sidecar_path(path)?;
+        let mut store = SafetensorsStore::from_bytes(None);
+        // `valid` folds batch norm's pending running-statistics update into its value; saving
+        // the training module directly would store the statistics one step stale.
+        self.valid().save_into(&mut store).map_err(|e| weights_error(path, e))?;
+        let weights = store.get_bytes().map_err(|e| weights_error(path, e))?;
+
+        let metadata = NetMetadata {
+            format_version: NET_FORMAT_VERSION,
+            net: self.config().clone(),
+            encoding_version: ENCODING_VERSION,
+            variant: provenance.variant.clone(),
+            training_step: provenance.training_step,
+            parent: provenance.parent.clone(),
+            weights_bytes: weights.len() as u64,
+            weights_fnv1a64: format!("{:016x}", fnv1a64(&weights)),
+            created_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_secs()),
+        };
+        let mut json = serde_json::to_vec_pretty(&metadata)
+            .map_err(|source| CheckpointError::Json { path: sidecar.clone(), source })?;
+        json.push(b'\n');
+
+        write_atomically(path, &weights)?;
+        write_atomically(&sidecar, &json)?;
+        Ok(metadata)
+    }
+}
+
+/// Loads a net, taking the architecture from its sidecar. `device` is where the weights go
+/// (a plain device for inference, `device.autodiff()` to train).
+pub fn load(path: &Path, device: &Device) -> Result<(Net, NetMetadata), CheckpointError> {
+    let metadata = read_metadata(path)?;
+    let net = load_weights(path, &metadata, device)?;
+    Ok((net, metadata))
+}
+
+/// Loads a net that must have architecture `config`: a sidecar that differs in any field
+/// fails with [`CheckpointError::Mismatch`] naming each field.
+pub fn load_with_config(
+    path: &Path,
+    config: &NetConfig,
+    device: &Device,
+) -> Result<(Net, NetMetadata), CheckpointError> {
+    let metadata = read_metadata(path)?;
+    let differences = config.differences(&metadata.net);
+    if !differences.is_empty() {
+        return Err(CheckpointError::Mismatch { path: sidecar_path(path), differences });
+    }
+    let net = load_weights(path, &metadata, device)?;
+    Ok((net, metadata))
+}
+
+/// Reads and checks the sidecar of the weights file `path`: format version, encoding version
+/// and a buildable architecture.
+pub fn read_metadata(path: &Path) -> Result<NetMetadata, CheckpointError> {
+    let sidecar = checked_sidecar_path(path)?;
+    let bytes = fs::read(&sidecar)
+        .map_err(|source| CheckpointError::Io { path: sidecar.clone(), source })?;
+    let json_error = |source| CheckpointError::Json { path: sidecar.clone(), source };
+
+    // Version first, so a newer format is reported as such and not as an unknown field.
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(json_error)?;
+    let found = value.get("format_version").and_then(serde_json::Value::as_u64);
+    if found != Some(u64::from(NET_FORMAT_VERSION)) {
+        return Err(CheckpointError::FormatVersion { path: sidecar, found });
+    }
+    // `NetConfig` fills missing fields with defaults (handy in configs, wrong for weights).
+    if let Some(field) = missing_net_field(&value) {
+        return Err(CheckpointError::MissingField { path: sidecar, field });
+    }
+    let metadata: NetMetadata = serde_json::from_value(value).map_err(json_error)?;
+
+    if metadata.encoding_version != ENCODING_VERSION {
+        let difference = FieldDifference {
+            field: "encoding_version",
+            file: metadata.encoding_version.to_string(),
+            wanted: ENCODING_VERSION.to_string(),
+        };
+        return Err(CheckpointError::Mismatch { path: sidecar, differences: vec![difference] });
+    }
+    metadata.net.validate().map_err(|source| CheckpointError::Config { path: sidecar, source })?;
+    Ok(metadata)
+}
+
+fn missing_net_field(value: &serde_json::Value) -> Option<String> {
+    let template = serde_json::to_value(NetConfig::tiny()).ok()?;
+    let net = value.get("net")?;
+    let template = template.as_object()?;
+    template.keys().find(|key| net.get(key.as_str()).is_none()).map(|key| format!("net.{key}"))
+}
+
+fn load_weights(
+    path: &Path,
+    metadata: &NetMetadata,
+    device: &Device,
+) -> Result<Net, CheckpointError> {
+    let bytes = fs::read(path)
+        .map_err(|source| CheckpointError::Io { path: path.to_path_buf(), source })?;
+    if bytes.len() as u64 != metadata.weights_bytes {
+        return Err(CheckpointError::Size {
+            path: path.to_path_buf(),
+            expected: metadata.weights_bytes,
+            found: bytes.len() as u64,
+        });
+    }
+    let checksum = format!("{:016x}", fnv1a64(&bytes));
+    if checksum != metadata.weights_fnv1a64 {
+        return Err(CheckpointError::Checksum {
+            path: path.to_path_buf(),
+            expected: metadata.weights_fnv1a64.clone(),
+            found: checksum,
+        });
+    }
+
+    let mut net = metadata
+        .net
+        .init(device)
+        .map_err(|source| CheckpointError::Config { path: sidecar_path(path), source })?;
+    let mut store = SafetensorsStore::from_bytes(Some(bytes));
+    let result = net.load_from(&mut store).map_err(|e| weights_error(path, e))?;
+    if !result.errors.is_empty() || !result.missing.is_empty() || !result.unused.is_empty() {
+        let mut problems: Vec<String> = result.errors.iter().map(ToString::to_string).collect();
+        problems.extend(result.missing.iter().map(|(name, _)| format!("missing tensor {name}")));
+        problems.extend(result.unused.iter().map(|name| format!("unexpected tensor {name}")));
+        return Err(CheckpointError::Weights {
+            path: path.to_path_buf(),
+            message: problems.join("; "),
+        });
+    }
+    Ok(net)
+}
+
+fn checked_sidecar_path(path: &Path) -> Result<PathBuf, CheckpointError> {
+    let sidecar = sidecar_path(path);
+    if sidecar == path || path.file_name().is_none() {
+        return Err(CheckpointError::BadPath {
+            path: path.to_path_buf(),
+            reason: "the weights path must name a file not ending in .json \
+                     (conventionally <name>.safetensors)",
+        });
+    }
+    Ok(sidecar)
+}
+
+fn weights_error(path: &Path, error: impl fmt::Display) -> CheckpointError {
+    CheckpointError::Weights { path: path.to_path_buf(), message: error.to_string() }
+}
+
+/// Writes `bytes` to a temporary sibling of `path`, fsyncs it, renames it over `path` and
+/// fsyncs the directory. Readers see the old file or the new one, never a partial one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let io_error = |source| CheckpointError::Io { path: path.to_path_buf(), source };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let temporary = dir.join(format!(".{name}.{}-{unique}.tmp", std::process::id()));
+
+    let written = (|| -> io::Result<()> {
+        let mut file = File::create(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temporary, path)
+    })();
+    if let Err(source) = written {
+        // Best effort: the temporary file is useless now.
+        let _ = fs::remove_file(&temporary);
+        return Err(io_error(source));
+    }
+    // Make the rename durable. Not every platform can open a directory; skip where it fails.
+    if let Ok(dir) = File::open(&dir) {
+        dir.sync_all().map_err(io_error)?;
+    }
+    Ok(())
+}
+
+/// FNV-1a, 64 bit: enough to catch a damaged or mismatched file (not an adversary).
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// Why a net could not be saved or loaded.
+#[derive(Debug)]
+pub enum CheckpointError {
+    /// Reading or writing a file failed.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The sidecar is not valid JSON or does not have the expected fields (e.g. truncated).
+    Json {
+        /// The sidecar.
+        path: PathBuf,
+        /// The parser's complaint.
+        source: serde_json::Error,
+    },
+    /// The sidecar's `format_version` is missing or not [`NET_FORMAT_VERSION`].
+    FormatVersion {
+        /// The sidecar.
+        path: PathBuf,
+        /// The version found, if any.
+        found: Option<u64>,
+    },
+    /// A field of the sidecar's `net` is missing.
+    MissingField {
+        /// The sidecar.
+        path: PathBuf,
+        /// The field, e.g. `net.filters`.
+        field: String,
+    },
+    /// The saved net's architecture or encoding version differs from what the caller wants.
+    Mismatch {
+        /// The sidecar.
+        path: PathBuf,
+        /// Each field that differs.
+        differences: Vec<FieldDifference>,
+    },
+    /// The sidecar's architecture cannot be built.
+    Config {
+        /// The sidecar.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: ConfigError,
+    },
+    /// The weights file does not have the size the sidecar records (truncated or replaced).
+    Size {
+        /// The weights file.
+        path: PathBuf,
+        /// Size recorded in the sidecar.
+        expected: u64,
+        /// Actual size.
+        found: u64,
+    },
+    /// The weights file's checksum differs from the sidecar's (damaged or replaced).
+    Checksum {
+        /// The weights file.
+        path: PathBuf,
+        /// Checksum recorded in the sidecar.
+        expected: String,
+        /// Checksum of the file.
+        found: String,
+    },
+    /// The weights file is not valid safetensors or does not fit the architecture.
+    Weights {
+        /// The weights file.
+        path: PathBuf,
+        /// What Burn's store reported.
+        message: String,
+    },
+    /// The weights path cannot be used (e.g. it ends in `.json`, the sidecar's extension).
+    BadPath {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
+}
+
+impl fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckpointError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            CheckpointError::Json { path, source } => {
+                write!(f, "{}: invalid network sidecar: {source}", path.display())
+            }
+            CheckpointError::FormatVersion { path, found: Some(found) } => write!(
+                f,
+                "{}: sidecar format version {found}, this build reads version {NET_FORMAT_VERSION}",
+                path.display()
+            ),
+            CheckpointError::FormatVersion { path, found: None } => write!(
+                f,
+                "{}: sidecar has no numeric format_version (expected {NET_FORMAT_VERSION})",
+                path.display()
+            ),
+            CheckpointError::MissingField { path, field } => {
+                write!(f, "{}: sidecar lacks field {field}", path.display())
+            }
+            CheckpointError::Mismatch { path, differences } => {
+                let list: Vec<String> = differences.iter().map(ToString::to_string).collect();
+                write!(f, "{}: network does not match: {}", path.display(), list.join("; "))
+            }
+            CheckpointError::Config { path, source } => {
+                write!(f, "{}: invalid architecture: {source}", path.display())
+            }
+            CheckpointError::Size { path, expected, found } => write!(
+                f,
+                "{}: weights file is {found} bytes, its sidecar says {expected} \
+                 (truncated, or replaced without its sidecar)",
+                path.display()
+            ),
+            CheckpointError::Checksum { path, expected, found } => write!(
+                f,
+                "{}: weights checksum {found} differs from the sidecar's {expected} \
+                 (damaged, or replaced without its sidecar)",
+                path.display()
+            ),
+            CheckpointError::Weights { path, message } => {
+                write!(f, "{}: cannot load weights: {message}", path.display())
+            }
+            CheckpointError::BadPath { path, reason } => {
+                write!(f, "{}: {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for CheckpointError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CheckpointError::Io { source, .. } => Some(source),
+            CheckpointError::Json { source, .. } => Some(source),
+            CheckpointError::Config { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a64_matches_reference_values() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn sidecar_paths() {
+        assert_eq!(sidecar_path(Path::new("m/000001.safetensors")), Path::new("m/000001.json"));
+        assert!(checked_sidecar_path(Path::new("m/net.json")).is_err());
+    }
+}

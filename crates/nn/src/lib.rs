@@ -1,0 +1,34 @@
+//! # atomzero-nn
+//!
+//! The Burn network and everything that touches its weights; no games, no files but weights.
+//!
+//! - [`NetConfig`]: the architecture as data (residual tower, optional squeeze-excitation,
+//!   convolutional policy head, WDL value head) with the `tiny` and `default_size` presets.
+//! - [`Net`] (`model`): the Burn module and its `forward`, with shapes on every tensor line.
+//! - [`DeviceKind`] (`device`): `cpu` (Burn's `flex` backend), `cuda` and `wgpu` (features of
+//!   the same names).
+//! - `checkpoint`: safetensors weights plus a versioned JSON sidecar ([`NetMetadata`]), written
+//!   atomically and checked on load.
+//! - [`NetEvaluator`]: batched inference behind `atomzero_mcts::Evaluator`.
+//! - `train`: the masked policy and WDL losses and an AdamW [`Trainer`] step.
+//!
+//! Burn 0.22 has no backend type parameter: modules are plain structs, tensors are `Tensor<D>`
+//! and the backend is chosen at run time by the [`Device`](burn::tensor::Device).
+
+pub mod checkpoint;
+pub mod config;
+pub mod device;
+pub mod evaluator;
+pub mod model;
+pub mod train;
+
+pub use burn;
+pub use checkpoint::{
+    CheckpointError, NET_FORMAT_VERSION, NetMetadata, Provenance, load, load_with_config,
+    read_metadata, sidecar_path,
+};
+pub use config::{ConfigError, FieldDifference, NetConfig};
+pub use device::{DeviceError, DeviceKind, check_device};
+pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator};
+pub use model::{Net, NetOutput};
+pub use train::{BatchShapeError, LossValues, Losses, TrainBatch, TrainConfig, Trainer, losses};

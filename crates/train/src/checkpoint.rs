@@ -1,0 +1,188 @@
+//! Trainer checkpoints (format version 1), one directory per checkpoint:
+//!
+//! ```text
+//! checkpoints/step-00001500/
+//!   model.bpk       the network's parameters as a Burn record (burnpack), parameter ids
+//!                   included, so the optimizer state below maps onto them after a reload
+//!   optimizer.bin   the optimizer state (Burn's OptimizerRecord bytes)
+//!   state.json      TrainState: step, sampler state, architecture, encoding version,
+//!                   variant, the resolved trainer config, parent net
+//! ```
+//!
+//! A checkpoint is written into a temporary directory and renamed into place, so a directory
+//! named `step-*` is always complete; the newest `keep_checkpoints` are kept.
+
+use crate::config::TrainerConfig;
+use atomzero_nn::burn::module::Module;
+use atomzero_nn::burn::optim::ModuleOptimizer;
+use atomzero_nn::burn::store::ModuleRecord;
+use atomzero_nn::burn::tensor::Bytes;
+use atomzero_nn::{FieldDifference, Net, NetConfig};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Version of the checkpoint layout.
+pub const CHECKPOINT_FORMAT_VERSION: u32 = 1;
+
+/// What a checkpoint records besides tensors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainState {
+    /// [`CHECKPOINT_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// Optimizer steps done.
+    pub step: u64,
+    /// The batch sampler's generator state.
+    pub sampler_state: u64,
+    /// Architecture.
+    pub net: NetConfig,
+    /// Input encoding version.
+    pub encoding_version: u32,
+    /// Variant trained.
+    pub variant: String,
+    /// The resolved trainer config.
+    pub config: TrainerConfig,
+    /// The net training started from, if any.
+    pub parent: Option<String>,
+}
+
+/// A checkpoint that cannot be written or used.
+#[derive(Debug)]
+pub enum CheckpointError {
+    /// File system error.
+    Io { path: PathBuf, source: std::io::Error },
+    /// Unreadable or inconsistent content.
+    Corrupt { path: PathBuf, reason: String },
+    /// A checkpoint of another architecture than the config asks for.
+    Mismatch { path: PathBuf, differences: Vec<FieldDifference> },
+}
+
+impl fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckpointError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            CheckpointError::Corrupt { path, reason } => {
+                write!(f, "{}: unreadable checkpoint: {reason}", path.display())
+            }
+            CheckpointError::Mismatch { path, differences } => {
+                write!(f, "{}: checkpoint of another architecture:", path.display())?;
+                for d in differences {
+                    write!(f, " {d};")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for CheckpointError {}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |source| CheckpointError::Io { path: path.to_path_buf(), source }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
+    let mut file = std::fs::File::create(path).map_err(io(path))?;
+    file.write_all(bytes).map_err(io(path))?;
+    file.sync_all().map_err(io(path))
+}
+
+/// Directory name of the checkpoint at `step`.
+pub fn checkpoint_name(step: u64) -> String {
+    format!("step-{step:08}")
+}
+
+/// Complete checkpoints in `dir`, oldest first.
+pub fn list(dir: &Path) -> Vec<(u64, PathBuf)> {
+    let mut found: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let step = name.strip_prefix("step-")?.parse::<u64>().ok()?;
+            Some((step, e.path()))
+        })
+        .filter(|(_, p)| p.join("state.json").is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+/// Writes a checkpoint of `net` and `optimizer` into `dir` and keeps the newest `keep`.
+pub fn save(
+    dir: &Path,
+    state: &TrainState,
+    net: &Net,
+    optimizer: &ModuleOptimizer,
+    keep: usize,
+) -> Result<PathBuf, CheckpointError> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let final_dir = dir.join(checkpoint_name(state.step));
+    let tmp = dir.join(format!(".{}.tmp-{}", checkpoint_name(state.step), std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
+    let corrupt = |reason: String| CheckpointError::Corrupt { path: tmp.clone(), reason };
+    // `valid` folds batch norm's pending running-statistics update into the values (the
+    // training module's statistics lag one step); parameter ids are kept.
+    let model = net.valid().into_record().into_bytes().map_err(|e| corrupt(e.to_string()))?;
+    write_synced(&tmp.join("model.bpk"), &model)?;
+    let optim = optimizer.into_bytes().map_err(|e| corrupt(e.to_string()))?;
+    write_synced(&tmp.join("optimizer.bin"), &optim)?;
+    let json = serde_json::to_vec_pretty(state).map_err(|e| corrupt(e.to_string()))?;
+    write_synced(&tmp.join("state.json"), &json)?;
+    if final_dir.exists() {
+        std::fs::remove_dir_all(&final_dir).map_err(io(&final_dir))?;
+    }
+    std::fs::rename(&tmp, &final_dir).map_err(io(&final_dir))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    let all = list(dir);
+    for (_, old) in all.iter().take(all.len().saturating_sub(keep.max(1))) {
+        let _ = std::fs::remove_dir_all(old);
+    }
+    Ok(final_dir)
+}
+
+/// Reads a checkpoint's state.
+pub fn read_state(path: &Path) -> Result<TrainState, CheckpointError> {
+    let file = path.join("state.json");
+    let bytes = std::fs::read(&file).map_err(io(&file))?;
+    let state: TrainState = serde_json::from_slice(&bytes)
+        .map_err(|e| CheckpointError::Corrupt { path: file.clone(), reason: e.to_string() })?;
+    if state.format_version != CHECKPOINT_FORMAT_VERSION {
+        return Err(CheckpointError::Corrupt {
+            path: file,
+            reason: format!(
+                "format version {}, this build reads {CHECKPOINT_FORMAT_VERSION}",
+                state.format_version
+            ),
+        });
+    }
+    Ok(state)
+}
+
+/// Loads the parameters and the optimizer state of checkpoint `path` into `net` (built with
+/// the checkpoint's architecture) and `optimizer` (fresh, of the checkpoint's kind).
+pub fn load(
+    path: &Path,
+    net: Net,
+    optimizer: ModuleOptimizer,
+) -> Result<(Net, ModuleOptimizer), CheckpointError> {
+    let corrupt =
+        |file: &Path, reason: String| CheckpointError::Corrupt { path: file.to_path_buf(), reason };
+    let model_file = path.join("model.bpk");
+    let bytes = std::fs::read(&model_file).map_err(io(&model_file))?;
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| corrupt(&model_file, e.to_string()))?;
+    let net = net.try_load_record(record).map_err(|e| corrupt(&model_file, e.to_string()))?;
+    let optim_file = path.join("optimizer.bin");
+    let bytes = std::fs::read(&optim_file).map_err(io(&optim_file))?;
+    let optimizer = optimizer
+        .from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| corrupt(&optim_file, e.to_string()))?;
+    Ok((net, optimizer))
+}

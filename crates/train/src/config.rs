@@ -1,0 +1,168 @@
+//! Trainer settings (the `[train]` section of a run config).
+
+use serde::{Deserialize, Serialize};
+
+/// Which optimizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    /// AdamW (decoupled weight decay).
+    Adamw,
+    /// SGD with Nesterov momentum (AlphaZero's choice) and L2 weight decay.
+    Sgd,
+}
+
+/// Learning-rate shape after the warm-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    /// `learning_rate` throughout.
+    Constant,
+    /// Cosine decay from `learning_rate` to `min_learning_rate` over `total_steps`.
+    Cosine,
+    /// Multiply by `step_gamma` at each of `step_milestones`.
+    Step,
+}
+
+/// Trainer settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainerConfig {
+    /// Positions per batch.
+    pub batch_size: usize,
+    /// Optimizer.
+    pub optimizer: OptimizerKind,
+    /// Peak learning rate.
+    pub learning_rate: f64,
+    /// Linear warm-up from 0 over this many steps.
+    pub warmup_steps: u64,
+    /// Shape after the warm-up.
+    pub schedule: Schedule,
+    /// Horizon of the cosine schedule (steps).
+    pub total_steps: u64,
+    /// Floor of the cosine schedule.
+    pub min_learning_rate: f64,
+    /// Steps at which the step schedule multiplies the rate by `step_gamma`.
+    pub step_milestones: Vec<u64>,
+    /// Factor of the step schedule.
+    pub step_gamma: f64,
+    /// SGD momentum (Nesterov).
+    pub momentum: f64,
+    /// Weight decay (AdamW: decoupled; SGD: L2 penalty).
+    pub weight_decay: f32,
+    /// Clip the gradient to this L2 norm (0 = no clipping).
+    pub grad_clip_norm: f32,
+    /// Weight of the value loss.
+    pub value_loss_weight: f32,
+    /// Value target = (1 − mix) · game result + mix · the search's root WDL.
+    pub value_target_root_mix: f32,
+    /// Newest training targets in the window.
+    pub window_positions: usize,
+    /// Upper bound on how often each window position is sampled on average per `train` call:
+    /// steps are cut to `window × this / batch_size` if asked for more.
+    pub max_samples_per_position: f64,
+    /// Write a checkpoint every this many steps (and at the end).
+    pub checkpoint_every: u64,
+    /// Checkpoints kept (newest).
+    pub keep_checkpoints: usize,
+    /// TensorBoard scalars every this many steps.
+    pub log_every: u64,
+}
+
+impl Default for TrainerConfig {
+    fn default() -> TrainerConfig {
+        TrainerConfig {
+            batch_size: 256,
+            optimizer: OptimizerKind::Adamw,
+            learning_rate: 1e-3,
+            warmup_steps: 100,
+            schedule: Schedule::Constant,
+            total_steps: 100_000,
+            min_learning_rate: 1e-5,
+            step_milestones: Vec::new(),
+            step_gamma: 0.1,
+            momentum: 0.9,
+            weight_decay: 1e-4,
+            grad_clip_norm: 10.0,
+            value_loss_weight: 1.0,
+            value_target_root_mix: 0.0,
+            window_positions: 100_000,
+            max_samples_per_position: 8.0,
+            checkpoint_every: 500,
+            keep_checkpoints: 3,
+            log_every: 10,
+        }
+    }
+}
+
+impl TrainerConfig {
+    /// The learning rate at `step` (0-based).
+    pub fn learning_rate_at(&self, step: u64) -> f64 {
+        let peak = self.learning_rate;
+        if step < self.warmup_steps {
+            return peak * (step + 1) as f64 / self.warmup_steps as f64;
+        }
+        match self.schedule {
+            Schedule::Constant => peak,
+            Schedule::Cosine => {
+                let span = self.total_steps.saturating_sub(self.warmup_steps).max(1) as f64;
+                let t = ((step - self.warmup_steps) as f64 / span).min(1.0);
+                self.min_learning_rate
+                    + 0.5
+                        * (peak - self.min_learning_rate)
+                        * (1.0 + (std::f64::consts::PI * t).cos())
+            }
+            Schedule::Step => {
+                let passed = self.step_milestones.iter().filter(|&&m| step >= m).count();
+                peak * self.step_gamma.powi(passed as i32)
+            }
+        }
+    }
+
+    /// Checks values; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
+        check(self.batch_size >= 1, "train.batch_size must be at least 1")?;
+        check(
+            self.learning_rate > 0.0 && self.learning_rate.is_finite(),
+            "train.learning_rate must be positive",
+        )?;
+        check(self.window_positions >= 1, "train.window_positions must be at least 1")?;
+        check(
+            self.max_samples_per_position > 0.0,
+            "train.max_samples_per_position must be positive",
+        )?;
+        check(self.checkpoint_every >= 1, "train.checkpoint_every must be at least 1")?;
+        check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be at least 1")?;
+        check(self.log_every >= 1, "train.log_every must be at least 1")?;
+        check(
+            (0.0..=1.0).contains(&self.value_target_root_mix),
+            "train.value_target_root_mix must be in [0, 1]",
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules() {
+        let mut c =
+            TrainerConfig { warmup_steps: 10, learning_rate: 1.0, ..TrainerConfig::default() };
+        assert!((c.learning_rate_at(0) - 0.1).abs() < 1e-12);
+        assert!((c.learning_rate_at(9) - 1.0).abs() < 1e-12);
+        assert_eq!(c.learning_rate_at(500), 1.0);
+        c.schedule = Schedule::Cosine;
+        c.total_steps = 110;
+        c.min_learning_rate = 0.0;
+        assert!((c.learning_rate_at(10) - 1.0).abs() < 1e-12);
+        assert!((c.learning_rate_at(60) - 0.5).abs() < 1e-9);
+        assert!(c.learning_rate_at(110).abs() < 1e-12);
+        c.schedule = Schedule::Step;
+        c.step_milestones = vec![20, 40];
+        assert!((c.learning_rate_at(25) - 0.1).abs() < 1e-12);
+        assert!((c.learning_rate_at(45) - 0.01).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,85 @@
+//! Training batches from the replay window: sampled uniformly with a seeded generator whose
+//! state is checkpointed, rebuilt by replaying games, encoded on the fly.
+
+use atomzero_encoding::{Encoder, POLICY_SIZE, move_to_index};
+use atomzero_replay::ReplayWindow;
+
+/// splitmix64 with an exposed state (saved in checkpoints so resumed runs draw the same batches).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampler {
+    /// The generator state.
+    pub state: u64,
+}
+
+impl Sampler {
+    /// A sampler from `seed`.
+    pub fn new(seed: u64) -> Sampler {
+        Sampler { state: seed ^ 0xA076_1D64_78BD_642F }
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        ((z as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// A batch in host memory, row-major, ready for `atomzero_nn::TrainBatch::from_slices`.
+#[derive(Clone, Debug, Default)]
+pub struct HostBatch {
+    /// `[B, planes, 8, 8]`.
+    pub inputs: Vec<f32>,
+    /// `[B, 4672]`: the search's visit distribution.
+    pub policy: Vec<f32>,
+    /// `[B, 4672]`: legal moves.
+    pub legal: Vec<bool>,
+    /// `[B, 3]`: value target for the side to move.
+    pub wdl: Vec<f32>,
+    /// Positions in the batch.
+    pub len: usize,
+}
+
+/// Fills `out` with the window examples `indices`.
+pub fn build_batch(
+    window: &ReplayWindow,
+    indices: &[usize],
+    encoder: &Encoder,
+    root_mix: f32,
+    out: &mut HostBatch,
+) {
+    let planes = encoder.planes();
+    let n = indices.len();
+    out.inputs.clear();
+    out.inputs.resize(n * planes * 64, 0.0);
+    out.policy.clear();
+    out.policy.resize(n * POLICY_SIZE, 0.0);
+    out.legal.clear();
+    out.legal.resize(n * POLICY_SIZE, false);
+    out.wdl.clear();
+    out.wdl.resize(n * 3, 0.0);
+    out.len = 0;
+    for (row, &i) in indices.iter().enumerate() {
+        let Some(sample) = window.get(i, encoder.config().history) else { continue };
+        let pos = &sample.position;
+        let input = &mut out.inputs[row * planes * 64..(row + 1) * planes * 64];
+        encoder.encode_flat(pos, pos.turn(), &sample.history, sample.repetitions, input);
+        let policy = &mut out.policy[row * POLICY_SIZE..(row + 1) * POLICY_SIZE];
+        let total: u32 = sample.target.visits.iter().map(|&(_, v)| v).sum();
+        for &(m, visits) in &sample.target.visits {
+            policy[move_to_index(pos, m)] += visits as f32 / total.max(1) as f32;
+        }
+        let legal = &mut out.legal[row * POLICY_SIZE..(row + 1) * POLICY_SIZE];
+        for &m in pos.legal_moves().iter() {
+            legal[move_to_index(pos, m)] = true;
+        }
+        for k in 0..3 {
+            out.wdl[row * 3 + k] =
+                (1.0 - root_mix) * sample.result_wdl[k] + root_mix * sample.target.root_wdl[k];
+        }
+        out.len += 1;
+    }
+}

@@ -1,0 +1,360 @@
+//! The training loop.
+
+use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, TrainState};
+use crate::config::{OptimizerKind, TrainerConfig};
+use crate::data::{HostBatch, Sampler, build_batch};
+use crate::tensorboard::EventWriter;
+use atomzero_encoding::{ENCODING_VERSION, Encoder};
+use atomzero_nn::burn::grad_clipping::GradientClippingConfig;
+use atomzero_nn::burn::optim::decay::WeightDecayConfig;
+use atomzero_nn::burn::optim::momentum::MomentumConfig;
+use atomzero_nn::burn::optim::{ModuleOptimizer, SgdConfig};
+use atomzero_nn::burn::tensor::Device;
+use atomzero_nn::burn::tensor::activation::{log_softmax, softmax};
+use atomzero_nn::{CheckpointError as NetError, Net, NetConfig, TrainBatch, TrainConfig, Trainer};
+use atomzero_replay::{ReplayWindow, WindowError};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Why training could not run.
+#[derive(Debug)]
+pub enum TrainError {
+    /// Bad settings.
+    Config(String),
+    /// No usable data.
+    Data(WindowError),
+    /// A checkpoint could not be read or written.
+    Checkpoint(CheckpointError),
+    /// The initial network could not be loaded.
+    Init(NetError),
+    /// TensorBoard files could not be written.
+    Log(std::io::Error),
+}
+
+impl fmt::Display for TrainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrainError::Config(m) => write!(f, "{m}"),
+            TrainError::Data(e) => e.fmt(f),
+            TrainError::Checkpoint(e) => e.fmt(f),
+            TrainError::Init(e) => write!(f, "initial network: {e}"),
+            TrainError::Log(e) => write!(f, "tensorboard: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TrainError {}
+
+/// What one call of [`train`] is asked to do.
+#[derive(Debug)]
+pub struct TrainOptions<'a> {
+    /// Replay shards.
+    pub data_dir: &'a Path,
+    /// Checkpoints go to `checkpoint_dir` (resumed from there).
+    pub checkpoint_dir: &'a Path,
+    /// TensorBoard event files (none if `None`).
+    pub tensorboard_dir: Option<&'a Path>,
+    /// Train until the step count reaches this (absolute, counted across resumes).
+    pub target_step: u64,
+    /// Start from these weights when there is no checkpoint (else a fresh net from `seed`).
+    pub init: Option<&'a Path>,
+    /// Architecture.
+    pub net: NetConfig,
+    /// Trainer settings.
+    pub config: TrainerConfig,
+    /// Variant name recorded in checkpoints.
+    pub variant: String,
+    /// Where to train.
+    pub device: Device,
+    /// Seed of the batch sampler (and of a fresh net's initialisation).
+    pub seed: u64,
+    /// Stop at the next step when set (a checkpoint is written first).
+    pub interrupted: Option<&'a AtomicBool>,
+}
+
+/// Figures of one step, for progress displays.
+#[derive(Clone, Copy, Debug)]
+pub struct StepReport {
+    /// Steps done.
+    pub step: u64,
+    /// Final step of this call.
+    pub target_step: u64,
+    /// Losses before the update.
+    pub total_loss: f32,
+    /// Policy cross-entropy.
+    pub policy_loss: f32,
+    /// Value cross-entropy.
+    pub value_loss: f32,
+    /// Learning rate used.
+    pub learning_rate: f64,
+    /// Samples per second over this step.
+    pub samples_per_sec: f64,
+    /// Seconds spent building the batch (replay, encoding, upload).
+    pub data_secs: f64,
+    /// Seconds spent in forward, backward and update.
+    pub compute_secs: f64,
+}
+
+/// What a call of [`train`] did.
+#[derive(Debug)]
+pub struct TrainSummary {
+    /// Step count when the call started (0 or the checkpoint resumed).
+    pub start_step: u64,
+    /// Step count at the end.
+    pub end_step: u64,
+    /// The checkpoint resumed from, if any.
+    pub resumed_from: Option<PathBuf>,
+    /// Mean total loss over the first and the last tenth of the steps run (NaN if none).
+    pub first_loss: f32,
+    /// See `first_loss`.
+    pub last_loss: f32,
+    /// Training targets in the window.
+    pub window_len: usize,
+    /// The steps were cut to respect `max_samples_per_position`.
+    pub capped: bool,
+    /// Total seconds in data preparation and in compute.
+    pub data_secs: f64,
+    /// See `data_secs`.
+    pub compute_secs: f64,
+    /// The trained network.
+    pub net: Net,
+}
+
+fn optimizer(config: &TrainerConfig) -> ModuleOptimizer {
+    let clip = (config.grad_clip_norm > 0.0)
+        .then_some(GradientClippingConfig::Norm(config.grad_clip_norm));
+    match config.optimizer {
+        OptimizerKind::Adamw => TrainConfig {
+            weight_decay: config.weight_decay,
+            grad_clip_norm: clip.map(|_| config.grad_clip_norm),
+            value_loss_weight: config.value_loss_weight,
+            ..TrainConfig::default()
+        }
+        .optimizer(),
+        OptimizerKind::Sgd => SgdConfig::new()
+            .with_momentum(Some(MomentumConfig {
+                momentum: config.momentum,
+                dampening: 0.0,
+                nesterov: true,
+            }))
+            .with_weight_decay(
+                (config.weight_decay > 0.0)
+                    .then_some(WeightDecayConfig { penalty: config.weight_decay }),
+            )
+            .with_gradient_clipping(clip)
+            .init(),
+    }
+}
+
+fn trainer_for(net: Net, config: &TrainerConfig, device: &Device) -> Trainer {
+    let loss_config =
+        TrainConfig { value_loss_weight: config.value_loss_weight, ..TrainConfig::default() };
+    let mut trainer = Trainer::new(net, &loss_config, device);
+    trainer.set_optimizer(optimizer(config));
+    trainer
+}
+
+/// Trains until `options.target_step`, resuming from the newest checkpoint if there is one.
+pub fn train(
+    options: TrainOptions<'_>,
+    mut on_step: impl FnMut(&StepReport),
+) -> Result<TrainSummary, TrainError> {
+    let config = &options.config;
+    config.validate().map_err(TrainError::Config)?;
+    options.net.validate().map_err(|e| TrainError::Config(format!("net: {e}")))?;
+    let device = options.device.clone();
+
+    // Resume or start.
+    let newest = checkpoint::list(options.checkpoint_dir).pop();
+    let (mut trainer, start_step, mut sampler, parent, resumed_from) = match newest {
+        Some((_, path)) => {
+            let state = checkpoint::read_state(&path).map_err(TrainError::Checkpoint)?;
+            let differences = options.net.differences(&state.net);
+            if !differences.is_empty() {
+                return Err(TrainError::Checkpoint(CheckpointError::Mismatch {
+                    path,
+                    differences,
+                }));
+            }
+            if state.encoding_version != ENCODING_VERSION {
+                return Err(TrainError::Checkpoint(CheckpointError::Corrupt {
+                    path,
+                    reason: format!(
+                        "encoding version {}, this build uses {ENCODING_VERSION}",
+                        state.encoding_version
+                    ),
+                }));
+            }
+            // Parameters (with their ids) and optimizer state go onto a plain-device net;
+            // the trainer then moves it to the autodiff device.
+            let net = options.net.init(&device).map_err(|e| TrainError::Config(e.to_string()))?;
+            let (net, optimizer) =
+                checkpoint::load(&path, net, optimizer(config)).map_err(TrainError::Checkpoint)?;
+            let mut trainer = trainer_for(net, config, &device);
+            trainer.set_optimizer(optimizer);
+            (trainer, state.step, Sampler { state: state.sampler_state }, state.parent, Some(path))
+        }
+        None => {
+            let (net, parent) = match options.init {
+                Some(path) => {
+                    let (net, _) = atomzero_nn::load_with_config(path, &options.net, &device)
+                        .map_err(TrainError::Init)?;
+                    (net, Some(path.display().to_string()))
+                }
+                None => {
+                    device.seed(options.seed);
+                    (
+                        options.net.init(&device).map_err(|e| TrainError::Config(e.to_string()))?,
+                        None,
+                    )
+                }
+            };
+            (trainer_for(net, config, &device), 0, Sampler::new(options.seed), parent, None)
+        }
+    };
+
+    let window =
+        ReplayWindow::load(options.data_dir, config.window_positions).map_err(TrainError::Data)?;
+    let wanted = options.target_step.saturating_sub(start_step);
+    let allowed = ((window.len() as f64 * config.max_samples_per_position)
+        / config.batch_size as f64)
+        .floor() as u64;
+    let capped = wanted > allowed;
+    let target_step = start_step + wanted.min(allowed.max(1));
+    let encoder = Encoder::new(options.net.encoder);
+    let mut tensorboard = match options.tensorboard_dir {
+        Some(dir) => Some(EventWriter::create(dir).map_err(TrainError::Log)?),
+        None => None,
+    };
+
+    let mut host = HostBatch::default();
+    let mut indices = Vec::with_capacity(config.batch_size);
+    let mut losses: Vec<f32> = Vec::new();
+    let (mut data_total, mut compute_total) = (0.0, 0.0);
+    let mut step = start_step;
+    let save = |trainer: &Trainer, step: u64, sampler: &Sampler| -> Result<(), TrainError> {
+        let state = TrainState {
+            format_version: CHECKPOINT_FORMAT_VERSION,
+            step,
+            sampler_state: sampler.state,
+            net: options.net.clone(),
+            encoding_version: ENCODING_VERSION,
+            variant: options.variant.clone(),
+            config: config.clone(),
+            parent: parent.clone(),
+        };
+        checkpoint::save(
+            options.checkpoint_dir,
+            &state,
+            trainer.net(),
+            trainer.optimizer(),
+            config.keep_checkpoints,
+        )
+        .map(|_| ())
+        .map_err(TrainError::Checkpoint)
+    };
+    while step < target_step {
+        let t0 = Instant::now();
+        indices.clear();
+        indices.extend((0..config.batch_size).map(|_| sampler.below(window.len())));
+        build_batch(&window, &indices, &encoder, config.value_target_root_mix, &mut host);
+        let batch = TrainBatch::from_slices(
+            encoder.planes(),
+            &host.inputs,
+            &host.policy,
+            &host.legal,
+            &host.wdl,
+            trainer.device(),
+        )
+        .map_err(|e| TrainError::Config(e.to_string()))?;
+        let t1 = Instant::now();
+        let learning_rate = config.learning_rate_at(step);
+        let values = trainer.step(&batch, learning_rate);
+        let t2 = Instant::now();
+        step += 1;
+        let (data_secs, compute_secs) = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
+        data_total += data_secs;
+        compute_total += compute_secs;
+        losses.push(values.total);
+        let report = StepReport {
+            step,
+            target_step,
+            total_loss: values.total,
+            policy_loss: values.policy,
+            value_loss: values.value,
+            learning_rate,
+            samples_per_sec: host.len as f64 / (data_secs + compute_secs).max(1e-9),
+            data_secs,
+            compute_secs,
+        };
+        on_step(&report);
+        if let Some(tb) = tensorboard.as_mut()
+            && step.is_multiple_of(config.log_every)
+        {
+            let (entropy, accuracy) = policy_entropy_and_value_accuracy(trainer.net(), &batch);
+            let scalars = [
+                ("loss/total", values.total),
+                ("loss/policy", values.policy),
+                ("loss/value", values.value),
+                ("policy/entropy", entropy),
+                ("value/accuracy", accuracy),
+                ("train/learning_rate", learning_rate as f32),
+                ("train/samples_per_sec", report.samples_per_sec as f32),
+                ("train/data_fraction", (data_secs / (data_secs + compute_secs).max(1e-9)) as f32),
+            ];
+            for (tag, value) in scalars {
+                tb.scalar(tag, step, value).map_err(TrainError::Log)?;
+            }
+            tb.flush().map_err(TrainError::Log)?;
+        }
+        let stop = options.interrupted.is_some_and(|f| f.load(Ordering::Relaxed));
+        if step.is_multiple_of(config.checkpoint_every) || step == target_step || stop {
+            save(&trainer, step, &sampler)?;
+        }
+        if stop {
+            break;
+        }
+    }
+    let tenth = (losses.len() / 10).max(1);
+    let mean = |xs: &[f32]| {
+        if xs.is_empty() { f32::NAN } else { xs.iter().sum::<f32>() / xs.len() as f32 }
+    };
+    Ok(TrainSummary {
+        start_step,
+        end_step: step,
+        resumed_from,
+        first_loss: mean(&losses[..tenth.min(losses.len())]),
+        last_loss: mean(&losses[losses.len().saturating_sub(tenth)..]),
+        window_len: window.len(),
+        capped,
+        data_secs: data_total,
+        compute_secs: compute_total,
+        net: trainer.into_net(),
+    })
+}
+
+/// Mean entropy of the network's (legal-masked) policy, and how often its most likely WDL
+/// outcome is the target's, on `batch` (no gradient).
+fn policy_entropy_and_value_accuracy(net: &Net, batch: &TrainBatch) -> (f32, f32) {
+    let out = net.forward(batch.inputs.clone());
+    let masked = out
+        .policy
+        .detach()
+        .mask_fill(batch.legal.clone().bool_not(), atomzero_nn::train::MASKED_LOGIT); // [B, 4672]
+    let log_p = log_softmax(masked.clone(), 1); // [B, 4672]
+    let p = softmax(masked, 1); // [B, 4672]
+    let entropy = (p * log_p).sum_dim(1).neg().mean(); // [1]
+    let predicted = out.wdl.detach().argmax(1); // [B, 1]
+    let wanted = batch.wdl_target.clone().argmax(1); // [B, 1]
+    let accuracy = predicted.equal(wanted).float().mean(); // [1]
+    let read = |t: atomzero_nn::burn::tensor::Tensor<1>| {
+        t.into_data()
+            .try_into_vec_as::<f32>()
+            .ok()
+            .and_then(|v| v.first().copied())
+            .unwrap_or(f32::NAN)
+    };
+    (read(entropy), read(accuracy))
+}

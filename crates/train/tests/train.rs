@@ -1,0 +1,222 @@
+//! The trainer on real replay data: the loss falls, a resumed run equals an uninterrupted one,
+//! TensorBoard files parse, and bad inputs fail cleanly without overwriting anything.
+
+use atomzero_mcts::RandomEvaluator;
+use atomzero_nn::burn::tensor::Device;
+use atomzero_nn::{NetConfig, NetEvaluator, Provenance};
+use atomzero_replay::{ShardMeta, window::shard_file_name, write_shard};
+use atomzero_rules::{Position, Variant};
+use atomzero_selfplay::{Openings, SelfplayConfig, SelfplayEvent};
+use atomzero_train::tensorboard::read_scalars;
+use atomzero_train::{TrainOptions, TrainerConfig, train};
+use std::path::{Path, PathBuf};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("atomzero-train-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A few self-play games with a random evaluator, written as one shard.
+fn make_data(dir: &Path, games: usize) {
+    let config = SelfplayConfig {
+        threads: 1,
+        games_per_worker: 8,
+        visits: 16,
+        cheap_visits: 4,
+        full_search_fraction: 1.0,
+        max_plies: 60,
+        ..SelfplayConfig::default()
+    };
+    let mut records = Vec::new();
+    atomzero_selfplay::run(
+        &RandomEvaluator { seed: 3 },
+        &config,
+        Variant::Atomic,
+        &Openings::RandomPlies(2),
+        games,
+        0,
+        5,
+        |e| {
+            if let SelfplayEvent::Game(r, _) = e {
+                records.push(*r);
+            }
+            true
+        },
+    );
+    write_shard(&dir.join(shard_file_name(0, 0)), &ShardMeta::default(), &records).unwrap();
+}
+
+fn tiny() -> NetConfig {
+    NetConfig { blocks: 1, filters: 16, value_hidden: 16, value_channels: 4, ..NetConfig::tiny() }
+}
+
+fn config() -> TrainerConfig {
+    TrainerConfig {
+        batch_size: 32,
+        learning_rate: 3e-3,
+        warmup_steps: 5,
+        checkpoint_every: 1000,
+        log_every: 5,
+        max_samples_per_position: 1000.0,
+        ..TrainerConfig::default()
+    }
+}
+
+fn options<'a>(
+    data: &'a Path,
+    ckpt: &'a Path,
+    tb: Option<&'a Path>,
+    init: Option<&'a Path>,
+    target: u64,
+) -> TrainOptions<'a> {
+    TrainOptions {
+        data_dir: data,
+        checkpoint_dir: ckpt,
+        tensorboard_dir: tb,
+        target_step: target,
+        init,
+        net: tiny(),
+        config: config(),
+        variant: "atomic".into(),
+        device: Device::default(),
+        seed: 11,
+        interrupted: None,
+    }
+}
+
+#[test]
+fn loss_falls_and_tensorboard_parses() {
+    let dir = temp_dir("loss");
+    make_data(&dir.join("data"), 24);
+    let (data, ckpt, tb) = (dir.join("data"), dir.join("ckpt"), dir.join("tb"));
+    let mut reports = 0;
+    let summary = train(options(&data, &ckpt, Some(&tb), None, 60), |_| reports += 1).unwrap();
+    assert_eq!((summary.start_step, summary.end_step, reports), (0, 60, 60));
+    assert!(
+        summary.last_loss < summary.first_loss * 0.9,
+        "loss {} -> {}",
+        summary.first_loss,
+        summary.last_loss
+    );
+    let file = std::fs::read_dir(&tb).unwrap().next().unwrap().unwrap().path();
+    let scalars = read_scalars(&file).unwrap();
+    for tag in [
+        "loss/total",
+        "loss/policy",
+        "loss/value",
+        "policy/entropy",
+        "value/accuracy",
+        "train/learning_rate",
+        "train/samples_per_sec",
+    ] {
+        assert_eq!(scalars.iter().filter(|s| s.0 == tag).count(), 12, "{tag}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Outputs of a net on fixed positions, for comparing weights.
+fn outputs(net: &atomzero_nn::Net) -> Vec<f32> {
+    let eval = NetEvaluator::new(net, &Device::default(), 16);
+    let mut pos = Position::new(Variant::Atomic);
+    let mut out = Vec::new();
+    for uci in ["e2e4", "d7d5", "e4d5", "g8f6"] {
+        let moves = pos.legal_moves();
+        let req = atomzero_mcts::EvalRequest {
+            position: &pos,
+            history: &[],
+            repetitions: 0,
+            moves: &moves,
+        };
+        let e = &atomzero_mcts::Evaluator::evaluate(&eval, &[req])[0];
+        out.extend_from_slice(&e.priors);
+        out.extend_from_slice(&e.wdl);
+        pos = pos.play(pos.parse_uci(uci).unwrap()).unwrap();
+    }
+    out
+}
+
+#[test]
+fn resumed_training_equals_uninterrupted_training() {
+    let dir = temp_dir("resume");
+    make_data(&dir.join("data"), 12);
+    let data = dir.join("data");
+    // A shared starting point.
+    let init = dir.join("init.safetensors");
+    let device = Device::default();
+    tiny()
+        .init(&device)
+        .unwrap()
+        .save(&init, &Provenance { variant: "atomic".into(), training_step: 0, parent: None })
+        .unwrap();
+
+    let one_go = train(options(&data, &dir.join("a"), None, Some(&init), 20), |_| {}).unwrap();
+    let first_half = train(options(&data, &dir.join("b"), None, Some(&init), 10), |_| {}).unwrap();
+    assert_eq!(first_half.end_step, 10);
+    // "Kill" here: only the checkpoint directory carries over.
+    let second_half = train(options(&data, &dir.join("b"), None, Some(&init), 20), |_| {}).unwrap();
+    assert_eq!((second_half.start_step, second_half.end_step), (10, 20));
+    assert!(second_half.resumed_from.is_some());
+    let (a, b) = (outputs(&one_go.net), outputs(&second_half.net));
+    let max_diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    assert!(max_diff < 1e-4, "resumed run differs by {max_diff}");
+    // And training did change the net.
+    let (init_net, _) = atomzero_nn::load(&init, &device).unwrap();
+    let c = outputs(&init_net);
+    assert!(a.iter().zip(&c).any(|(x, y)| (x - y).abs() > 1e-3));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_inputs_fail_cleanly_without_overwriting() {
+    let dir = temp_dir("bad");
+    let ckpt = dir.join("ckpt");
+    // No data directory.
+    let err =
+        train(options(&dir.join("nope"), &ckpt, None, None, 5), |_| {}).unwrap_err().to_string();
+    assert!(err.contains("nope"), "{err}");
+    // An empty data directory.
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let err =
+        train(options(&dir.join("empty"), &ckpt, None, None, 5), |_| {}).unwrap_err().to_string();
+    assert!(err.contains("no training data"), "{err}");
+    // A checkpoint of another architecture.
+    make_data(&dir.join("data"), 4);
+    train(options(&dir.join("data"), &ckpt, None, None, 3), |_| {}).unwrap();
+    let before = std::fs::read(ckpt.join("step-00000003/model.bpk")).unwrap();
+    let data = dir.join("data");
+    let mut opts = options(&data, &ckpt, None, None, 6);
+    opts.net.filters = 24;
+    let err = train(opts, |_| {}).unwrap_err().to_string();
+    assert!(err.contains("filters"), "{err}");
+    // A corrupt checkpoint.
+    std::fs::write(ckpt.join("step-00000003/model.bpk"), b"garbage").unwrap();
+    let err =
+        train(options(&dir.join("data"), &ckpt, None, None, 6), |_| {}).unwrap_err().to_string();
+    assert!(err.contains("model.bpk"), "{err}");
+    std::fs::write(ckpt.join("step-00000003/model.bpk"), &before).unwrap();
+    std::fs::write(ckpt.join("step-00000003/state.json"), b"{").unwrap();
+    let err =
+        train(options(&dir.join("data"), &ckpt, None, None, 6), |_| {}).unwrap_err().to_string();
+    assert!(err.contains("state.json"), "{err}");
+    // Nothing was overwritten by the failed runs.
+    assert_eq!(std::fs::read(ckpt.join("step-00000003/model.bpk")).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn regression_checkpoint_keeps_batchnorm_running_statistics() {
+    // The training module's running statistics lag one step; a checkpoint must hold the
+    // folded values or a reloaded net answers differently.
+    // (Found while writing the resume-equivalence test.)
+    let dir = temp_dir("reload");
+    make_data(&dir.join("data"), 12);
+    let data = dir.join("data");
+    let a = train(options(&data, &dir.join("a"), None, None, 10), |_| {}).unwrap();
+    let b = train(options(&data, &dir.join("a"), None, None, 10), |_| {}).unwrap();
+    assert_eq!(b.start_step, 10);
+    let (x, y) = (outputs(&a.net), outputs(&b.net));
+    let max_diff = x.iter().zip(&y).map(|(p, q)| (p - q).abs()).fold(0.0f32, f32::max);
+    assert!(max_diff < 1e-6, "reload differs by {max_diff}");
+}
