@@ -9,6 +9,7 @@ mod models;
 mod perft_cmd;
 mod selfplay_cmd;
 mod train_cmd;
+mod uci_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +37,8 @@ enum Command {
     Match(match_cmd::MatchArgs),
     /// Gate a candidate network against the best; promote it if it passes.
     Gate(match_cmd::GateArgs),
+    /// Run as a UCI engine (for GUIs, cutechess-cli, python-chess, lichess-bot).
+    Uci(uci_cmd::UciArgs),
     /// Throughput benchmarks (search, network).
     Bench(bench_cmd::BenchArgs),
 }
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Match(args) => match_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Gate(args) => match_cmd::run_gate(args).map(|()| ExitCode::SUCCESS),
+        Command::Uci(args) => uci_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {

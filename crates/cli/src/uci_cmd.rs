@@ -1,0 +1,35 @@
+//! `atomzero uci`: the UCI engine on stdin/stdout, with networks loaded by this binary.
+
+use crate::config::Config;
+use crate::models;
+use anyhow::{Result, anyhow};
+use atomzero_uci::{EngineConfig, LoadedModel, ModelLoadError, run_stdio};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct UciArgs {
+    /// Network to play with (also settable with `setoption name Model value PATH`; `random`
+    /// and `uniform` work too). Without one the engine plays pure MCTS with uniform priors.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Config file (for the network device).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+pub fn run(args: UciArgs) -> Result<()> {
+    let config = Config::load(args.config.as_deref())?;
+    let device = config.device()?;
+    let mut engine = EngineConfig {
+        name: format!("atomzero {}", env!("CARGO_PKG_VERSION")),
+        ..EngineConfig::default()
+    };
+    engine.options.model = args.model;
+    let loader = move |path: &Path, _threads: usize| {
+        models::load(&path.to_string_lossy(), 0, device)
+            .map(|m| LoadedModel::new(m.evaluator).with_history(m.history))
+            .map_err(|e| ModelLoadError::new(format!("{e:#}")))
+    };
+    run_stdio(engine, loader).map_err(|e| anyhow!("uci: {e}"))
+}

@@ -1,0 +1,326 @@
+//! The UCI options, each defined once (lc0's style): its UCI name, type, range and help live in
+//! [`OptionId`]; [`Options`] holds the current values, prints the `option` lines for `uci` and
+//! applies `setoption`.
+//!
+//! | option | type | meaning |
+//! |---|---|---|
+//! | `UCI_Variant` | combo | the rule variant of the next `position` (`atomic` first, as lichess-bot expects) |
+//! | `UCI_Chess960` | check | castling written king-takes-rook and X-FEN castling rights |
+//! | `Threads` | spin | handed to the model loader (evaluator threads); the tree search itself runs on one thread |
+//! | `Hash` | spin (MiB) | memory bound of the search tree; the search stops growing the tree when it is full |
+//! | `Nodes` | spin | playouts per move when > 0 (still within the clock); 0 = use the time control |
+//! | `MultiPV` | spin | number of root moves reported in `info` lines |
+//! | `Move Overhead` | spin (ms) | safety margin subtracted from every time budget |
+//! | `Ponder` | check | accepted for GUIs that set it; `go ponder` works either way |
+//! | `Model` | string | weights to load (through the embedder's loader) at the next `isready` or `go`; `<empty>` = none |
+
+use atomzero_rules::Variant;
+use std::fmt;
+use std::path::PathBuf;
+
+/// One UCI option.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OptionId {
+    /// `UCI_Variant`.
+    Variant,
+    /// `UCI_Chess960`.
+    Chess960,
+    /// `Threads`.
+    Threads,
+    /// `Hash`.
+    Hash,
+    /// `Nodes`.
+    Nodes,
+    /// `MultiPV`.
+    MultiPv,
+    /// `Move Overhead`.
+    MoveOverhead,
+    /// `Ponder`.
+    Ponder,
+    /// `Model`.
+    Model,
+}
+
+/// The range of a `spin` option.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SpinRange {
+    /// Smallest value.
+    pub min: u64,
+    /// Largest value.
+    pub max: u64,
+}
+
+impl OptionId {
+    /// Every option, in the order `uci` lists them.
+    pub const ALL: [OptionId; 9] = [
+        OptionId::Variant,
+        OptionId::Chess960,
+        OptionId::Threads,
+        OptionId::Hash,
+        OptionId::Nodes,
+        OptionId::MultiPv,
+        OptionId::MoveOverhead,
+        OptionId::Ponder,
+        OptionId::Model,
+    ];
+
+    /// The name GUIs use.
+    pub const fn uci_name(self) -> &'static str {
+        match self {
+            OptionId::Variant => "UCI_Variant",
+            OptionId::Chess960 => "UCI_Chess960",
+            OptionId::Threads => "Threads",
+            OptionId::Hash => "Hash",
+            OptionId::Nodes => "Nodes",
+            OptionId::MultiPv => "MultiPV",
+            OptionId::MoveOverhead => "Move Overhead",
+            OptionId::Ponder => "Ponder",
+            OptionId::Model => "Model",
+        }
+    }
+
+    /// What the option does (for documentation and error messages).
+    pub const fn help(self) -> &'static str {
+        match self {
+            OptionId::Variant => "rule variant of the next position",
+            OptionId::Chess960 => "Chess960 castling notation (king takes rook)",
+            OptionId::Threads => "threads for the evaluator (passed to the model loader)",
+            OptionId::Hash => "memory for the search tree in MiB",
+            OptionId::Nodes => "playouts per move (0 = use the time control)",
+            OptionId::MultiPv => "number of root moves reported",
+            OptionId::MoveOverhead => "safety margin per move in milliseconds",
+            OptionId::Ponder => "pondering allowed (go ponder works either way)",
+            OptionId::Model => "path of the network weights (<empty> = pure MCTS)",
+        }
+    }
+
+    /// The range of a spin option.
+    pub const fn range(self) -> Option<SpinRange> {
+        match self {
+            OptionId::Threads => Some(SpinRange { min: 1, max: 256 }),
+            OptionId::Hash => Some(SpinRange { min: 1, max: 65_536 }),
+            OptionId::Nodes => Some(SpinRange { min: 0, max: 1_000_000_000 }),
+            OptionId::MultiPv => Some(SpinRange { min: 1, max: 256 }),
+            OptionId::MoveOverhead => Some(SpinRange { min: 0, max: 10_000 }),
+            _ => None,
+        }
+    }
+
+    /// Finds an option by its UCI name (case-insensitive, as the protocol asks).
+    pub fn from_uci_name(name: &str) -> Option<OptionId> {
+        OptionId::ALL.into_iter().find(|id| id.uci_name().eq_ignore_ascii_case(name.trim()))
+    }
+}
+
+/// The current value of every option.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// `UCI_Variant`.
+    pub variant: Variant,
+    /// `UCI_Chess960`.
+    pub chess960: bool,
+    /// `Threads`.
+    pub threads: u64,
+    /// `Hash` in MiB.
+    pub hash_mib: u64,
+    /// `Nodes` (0 = use the time control).
+    pub nodes: u64,
+    /// `MultiPV`.
+    pub multipv: u64,
+    /// `Move Overhead` in milliseconds.
+    pub move_overhead_ms: u64,
+    /// `Ponder`.
+    pub ponder: bool,
+    /// `Model` (`None` = no model: the built-in fallback evaluator).
+    pub model: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            variant: Variant::Atomic,
+            chess960: false,
+            threads: 1,
+            hash_mib: 256,
+            nodes: 0,
+            multipv: 1,
+            move_overhead_ms: 50,
+            ponder: false,
+            model: None,
+        }
+    }
+}
+
+/// A `setoption` that could not be applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionError {
+    /// No option has this name.
+    Unknown(String),
+    /// The option needs a value and none was given.
+    MissingValue(OptionId),
+    /// The value does not fit the option's type.
+    InvalidValue {
+        /// The option.
+        option: OptionId,
+        /// The value given.
+        value: String,
+        /// What was expected.
+        expected: String,
+    },
+}
+
+impl fmt::Display for OptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionError::Unknown(name) => write!(
+                f,
+                "unknown option '{name}' (known: {})",
+                OptionId::ALL.map(OptionId::uci_name).join(", ")
+            ),
+            OptionError::MissingValue(id) => write!(f, "option {} needs a value", id.uci_name()),
+            OptionError::InvalidValue { option, value, expected } => {
+                write!(
+                    f,
+                    "invalid value '{value}' for option {}: expected {expected}",
+                    option.uci_name()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for OptionError {}
+
+impl Options {
+    /// The `option name ... type ...` lines announcing these values as the defaults.
+    pub fn declarations(&self) -> Vec<String> {
+        OptionId::ALL
+            .into_iter()
+            .map(|id| {
+                let name = id.uci_name();
+                let check = |b: bool| format!("option name {name} type check default {b}");
+                let spin = |v: u64| {
+                    let r = id.range().unwrap_or(SpinRange { min: 0, max: u64::MAX });
+                    format!("option name {name} type spin default {v} min {} max {}", r.min, r.max)
+                };
+                match id {
+                    OptionId::Variant => {
+                        let vars: String =
+                            Variant::ALL.iter().map(|v| format!(" var {}", v.name())).collect();
+                        format!("option name {name} type combo default {}{vars}", self.variant)
+                    }
+                    OptionId::Chess960 => check(self.chess960),
+                    OptionId::Ponder => check(self.ponder),
+                    OptionId::Threads => spin(self.threads),
+                    OptionId::Hash => spin(self.hash_mib),
+                    OptionId::Nodes => spin(self.nodes),
+                    OptionId::MultiPv => spin(self.multipv),
+                    OptionId::MoveOverhead => spin(self.move_overhead_ms),
+                    OptionId::Model => {
+                        let default = self
+                            .model
+                            .as_ref()
+                            .map_or_else(|| "<empty>".to_string(), |p| p.display().to_string());
+                        format!("option name {name} type string default {default}")
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Applies `setoption name <name> [value <value>]` and returns the option changed. Spin
+    /// values outside the range are clamped into it; a check's value is `true` or `false`; a
+    /// `Model` of `<empty>` or nothing clears the model.
+    pub fn set(&mut self, name: &str, value: Option<&str>) -> Result<OptionId, OptionError> {
+        let id = OptionId::from_uci_name(name).ok_or_else(|| OptionError::Unknown(name.into()))?;
+        let value = value.map(str::trim);
+        let invalid = |value: &str, expected: String| OptionError::InvalidValue {
+            option: id,
+            value: value.chars().take(64).collect(),
+            expected,
+        };
+        let required = || value.filter(|v| !v.is_empty()).ok_or(OptionError::MissingValue(id));
+        let check = || -> Result<bool, OptionError> {
+            let v = required()?;
+            match v.to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(invalid(v, "true or false".into())),
+            }
+        };
+        let spin = || -> Result<u64, OptionError> {
+            let v = required()?;
+            let range = id.range().unwrap_or(SpinRange { min: 0, max: u64::MAX });
+            let n: i128 = v.parse().map_err(|_| {
+                invalid(v, format!("an integer from {} to {}", range.min, range.max))
+            })?;
+            Ok(n.clamp(i128::from(range.min), i128::from(range.max)) as u64)
+        };
+        match id {
+            OptionId::Variant => {
+                let v = required()?;
+                self.variant = Variant::from_name(v)
+                    .ok_or_else(|| invalid(v, format!("one of {}", Variant::names())))?;
+            }
+            OptionId::Chess960 => self.chess960 = check()?,
+            OptionId::Ponder => self.ponder = check()?,
+            OptionId::Threads => self.threads = spin()?,
+            OptionId::Hash => self.hash_mib = spin()?,
+            OptionId::Nodes => self.nodes = spin()?,
+            OptionId::MultiPv => self.multipv = spin()?,
+            OptionId::MoveOverhead => self.move_overhead_ms = spin()?,
+            OptionId::Model => {
+                self.model = match value {
+                    None | Some("" | "<empty>") => None,
+                    Some(path) => Some(PathBuf::from(path)),
+                };
+            }
+        }
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declarations_list_atomic_first_and_every_variant() {
+        let lines = Options::default().declarations();
+        let variant = &lines[0];
+        assert!(
+            variant.starts_with("option name UCI_Variant type combo default atomic var atomic ")
+        );
+        for v in Variant::ALL {
+            assert!(variant.contains(&format!(" var {}", v.name())), "{variant}");
+        }
+        assert!(lines.iter().any(|l| l == "option name Model type string default <empty>"));
+        assert!(
+            lines.iter().any(|l| l == "option name Nodes type spin default 0 min 0 max 1000000000")
+        );
+    }
+
+    #[test]
+    fn set_parses_clamps_and_rejects() {
+        let mut o = Options::default();
+        assert_eq!(o.set("uci_variant", Some("NoCheckAtomic")), Ok(OptionId::Variant));
+        assert_eq!(o.variant, Variant::NoCheckAtomic);
+        o.set("Threads", Some("100000")).unwrap();
+        assert_eq!(o.threads, 256);
+        o.set("Move Overhead", Some("-5")).unwrap();
+        assert_eq!(o.move_overhead_ms, 0);
+        o.set("UCI_Chess960", Some("TRUE")).unwrap();
+        assert!(o.chess960);
+        o.set("Model", Some("/tmp/my net.safetensors")).unwrap();
+        assert_eq!(o.model, Some(PathBuf::from("/tmp/my net.safetensors")));
+        o.set("Model", Some("<empty>")).unwrap();
+        assert_eq!(o.model, None);
+        assert!(matches!(o.set("Hash", Some("lots")), Err(OptionError::InvalidValue { .. })));
+        assert!(matches!(
+            o.set("UCI_Variant", Some("chess")),
+            Err(OptionError::InvalidValue { .. })
+        ));
+        assert_eq!(o.set("Hash", None), Err(OptionError::MissingValue(OptionId::Hash)));
+        assert!(matches!(o.set("Contempt", Some("0")), Err(OptionError::Unknown(_))));
+    }
+}

@@ -1,0 +1,218 @@
+//! What the engine reports while searching: `info` lines with scores derived from the
+//! search's WDL.
+//!
+//! **Centipawns** from the expected score `q = W − L ∈ [−1, 1]` of the side to move, with lc0's
+//! mapping `cp = 111.714640912 · tan(1.5620688421 · q)` (q = 0.5 is about +111 cp, q = 0.9 about
+//! +671 cp), clamped to ±[`MAX_CP`].
+//!
+//! **Mate**: when the MCTS-solver has proven the root a win or a loss, the principal variation
+//! is replayed; if it ends in a finished game won by the expected side, the score is
+//! `mate ±⌈plies / 2⌉` (the length of that proof line, not necessarily the shortest mate).
+//! Otherwise a proven result is reported as ±[`PROVEN_CP`]. A proven draw is `cp 0`.
+//!
+//! **WDL** in permille (`wdl W D L`, summing to 1000), for the side to move.
+//!
+//! **depth** is the length of the principal variation, **seldepth** the deepest ply the search
+//! reached, **nodes** the playouts of this search (visits reused from an earlier search not
+//! counted), **hashfull** the share of the tree's memory bound in use (permille).
+
+use atomzero_mcts::{ChildStats, Proven, Search};
+use atomzero_rules::Position;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// The largest centipawn score an unproven position gets.
+pub const MAX_CP: i32 = 10_000;
+/// The centipawn score of a proven result whose mate distance is unknown.
+pub const PROVEN_CP: i32 = 20_000;
+/// The longest principal variation printed.
+pub const MAX_PV_PLIES: usize = 64;
+
+/// A UCI score.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// `cp <n>`.
+    Cp(i32),
+    /// `mate <n>`: positive when the side to move mates in n moves, negative when it is mated.
+    Mate(i32),
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Score::Cp(cp) => write!(f, "cp {cp}"),
+            Score::Mate(n) => write!(f, "mate {n}"),
+        }
+    }
+}
+
+/// Centipawns of an expected score `q = W − L` (lc0's mapping; see the module documentation).
+pub fn q_to_cp(q: f32) -> i32 {
+    if !q.is_finite() {
+        return 0;
+    }
+    let q = f64::from(q.clamp(-1.0, 1.0));
+    let cp = 111.714_640_912 * (1.562_068_842_1 * q).tan();
+    cp.round().clamp(-f64::from(MAX_CP), f64::from(MAX_CP)) as i32
+}
+
+/// WDL probabilities in permille, summing to exactly 1000 (largest-remainder rounding).
+pub fn wdl_permille(wdl: [f32; 3]) -> [u32; 3] {
+    let clean = wdl.map(|p| if p.is_finite() && p > 0.0 { f64::from(p) } else { 0.0 });
+    let sum: f64 = clean.iter().sum();
+    if sum <= 0.0 {
+        return [0, 1000, 0];
+    }
+    let exact = clean.map(|p| p / sum * 1000.0);
+    let mut out = exact.map(|p| p.floor() as u32);
+    let mut missing = 1000 - out.iter().sum::<u32>();
+    let mut order = [0usize, 1, 2];
+    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
+    for &i in order.iter().cycle() {
+        if missing == 0 {
+            break;
+        }
+        out[i] += 1;
+        missing -= 1;
+    }
+    out
+}
+
+/// The score of a root move or root from its WDL and proof, without a mate distance.
+fn score_of(wdl: [f32; 3], proven: Proven) -> Score {
+    match proven {
+        Proven::Win => Score::Cp(PROVEN_CP),
+        Proven::Loss => Score::Cp(-PROVEN_CP),
+        Proven::Draw => Score::Cp(0),
+        Proven::Unknown => Score::Cp(q_to_cp(wdl[0] - wdl[2])),
+    }
+}
+
+/// The score of the root: a mate score when the root is proven and its principal variation
+/// `pv` ends in the proven result (see the module documentation).
+pub fn root_score(search: &Search, pv: &[atomzero_rules::Move]) -> Score {
+    let proven = search.root_proven();
+    let root = *search.root_position();
+    if matches!(proven, Proven::Win | Proven::Loss) && !pv.is_empty() {
+        let mut pos: Position = root;
+        for &m in pv {
+            pos.play_unchecked(m);
+        }
+        let winner = pos.outcome().and_then(|o| o.winner);
+        let expected = if proven == Proven::Win { root.turn() } else { !root.turn() };
+        if winner == Some(expected) {
+            let moves = pv.len().div_ceil(2).min(i32::MAX as usize) as i32;
+            return Score::Mate(if proven == Proven::Win { moves } else { -moves });
+        }
+    }
+    score_of(search.root_wdl(), proven)
+}
+
+/// Counters of one search, for `info` lines.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Playouts made by this search.
+    pub nodes: u64,
+    /// Time since the search started.
+    pub elapsed: Duration,
+    /// The tree's node bound (for `hashfull`).
+    pub max_tree_nodes: usize,
+}
+
+/// The `info` lines describing the search now: one per reported root move (`multipv` ≥ 1),
+/// best first. The best move's line carries the principal variation; the others, which the
+/// search API cannot follow below the root, show only their first move.
+pub fn info_lines(search: &Search, progress: &Progress, multipv: usize) -> Vec<String> {
+    let root = search.root_position();
+    let pv = search.pv(MAX_PV_PLIES);
+    if pv.is_empty() {
+        return Vec::new();
+    }
+    let elapsed_ms = progress.elapsed.as_millis().max(1);
+    let nps = u128::from(progress.nodes) * 1000 / elapsed_ms;
+    let hashfull =
+        (search.tree_size() as u128 * 1000 / progress.max_tree_nodes.max(1) as u128).min(1000);
+    let common =
+        |depth: usize, line: usize, score: Score, wdl: [f32; 3], moves: &[atomzero_rules::Move]| {
+            let [w, d, l] = wdl_permille(wdl);
+            let mut s = format!(
+                "info depth {} seldepth {}",
+                depth.max(1),
+                search.max_depth().max(depth).max(1)
+            );
+            if multipv > 1 {
+                let _ = write!(s, " multipv {line}");
+            }
+            let _ = write!(
+                s,
+                " score {score} wdl {w} {d} {l} nodes {} nps {nps} hashfull {hashfull} time {} pv",
+                progress.nodes,
+                progress.elapsed.as_millis()
+            );
+            for &m in moves {
+                let _ = write!(s, " {}", root.uci(m));
+            }
+            s
+        };
+    let mut lines = vec![common(pv.len(), 1, root_score(search, &pv), search.root_wdl(), &pv)];
+    if multipv > 1 {
+        let mut others: Vec<ChildStats> = search
+            .root_child_stats()
+            .into_iter()
+            .filter(|c| c.visits > 0 && c.mv != pv[0])
+            .collect();
+        others.sort_by(|a, b| {
+            let key =
+                |c: &ChildStats| (c.proven == Proven::Win, c.proven != Proven::Loss, c.visits);
+            key(b).cmp(&key(a)).then((b.wdl[0] - b.wdl[2]).total_cmp(&(a.wdl[0] - a.wdl[2])))
+        });
+        for (i, child) in others.iter().take(multipv - 1).enumerate() {
+            let wdl = child.proven.wdl().unwrap_or(child.wdl);
+            lines.push(common(1, i + 2, score_of(wdl, child.proven), wdl, &[child.mv]));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomzero_mcts::{SearchConfig, UniformEvaluator};
+    use atomzero_rules::{Game, Variant};
+
+    #[test]
+    fn cp_mapping() {
+        assert_eq!(q_to_cp(0.0), 0);
+        assert_eq!(q_to_cp(0.5), 111);
+        assert_eq!(q_to_cp(-0.5), -111);
+        assert_eq!(q_to_cp(0.9), 671);
+        assert_eq!(q_to_cp(1.0), MAX_CP);
+        assert_eq!(q_to_cp(f32::NAN), 0);
+    }
+
+    #[test]
+    fn permille_sums_to_1000() {
+        assert_eq!(wdl_permille([1.0 / 3.0; 3]).iter().sum::<u32>(), 1000);
+        assert_eq!(wdl_permille([0.2556, 0.5, 0.2444]), [256, 500, 244]);
+        assert_eq!(wdl_permille([f32::NAN, 0.0, 0.0]), [0, 1000, 0]);
+        assert_eq!(wdl_permille([0.0, 0.0, 1.0]), [0, 0, 1000]);
+    }
+
+    #[test]
+    fn mate_in_one_is_reported_as_mate() {
+        // Atomic: Qxd7 explodes the black king on e8... any capture next to the king wins.
+        let fen = "4k3/3p4/8/8/8/8/8/3QK3 w - - 0 1";
+        let pos = Position::from_fen(fen, Variant::Atomic).unwrap();
+        let mut search = Search::new(&Game::new(pos), SearchConfig::default().without_noise(), 1);
+        search.run(&UniformEvaluator, 200, 8);
+        assert_eq!(search.root_proven(), Proven::Win);
+        let pv = search.pv(MAX_PV_PLIES);
+        assert_eq!(root_score(&search, &pv), Score::Mate(1));
+        let progress =
+            Progress { nodes: 10, elapsed: Duration::from_millis(5), max_tree_nodes: 1000 };
+        let lines = info_lines(&search, &progress, 3);
+        assert!(lines[0].contains(" score mate 1 wdl 1000 0 0 "), "{}", lines[0]);
+        assert!(lines[0].contains(" multipv 1 "), "{}", lines[0]);
+        assert!(lines.len() > 1);
+    }
+}

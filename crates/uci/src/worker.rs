@@ -1,0 +1,338 @@
+//! The search thread: drives one [`Search`] with gather/evaluate/apply rounds until a limit,
+//! `stop` or the end of the search, writing `info` lines every `info_interval` and at the end,
+//! then `bestmove`.
+//!
+//! The clock and the signals (`stop`, `ponderhit`) are checked between rounds, so a round must
+//! be short: the batch starts at one leaf and doubles per round up to `max_batch`, and is held
+//! to what the evaluator can finish in a quarter of the time left (at most 100 ms), measured
+//! from its throughput so far. The search always makes at least one playout before answering.
+//! An evaluator that panics or returns too few evaluations is reported and survived.
+
+use crate::limits::SearchLimits;
+use crate::output::Output;
+use crate::report::{self, Progress};
+use atomzero_mcts::{EvalRequest, Evaluation, Evaluator, Leaf, Proven, Search, UniformEvaluator};
+use atomzero_rules::{Move, Position};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+/// An evaluator shared between the engine and its search thread.
+pub type SharedEvaluator = Arc<dyn Evaluator + Send + Sync>;
+
+/// The longest a single round should take when time is not short.
+const MAX_ROUND_TIME: Duration = Duration::from_millis(100);
+
+/// A message from the command handler to the search thread.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Signal {
+    /// `stop`: answer as soon as there is a move.
+    Stop,
+    /// `ponderhit`: the pondered move was played; the limits start now.
+    PonderHit,
+}
+
+/// Everything one search needs.
+pub(crate) struct Job {
+    /// The tree, rooted at the position to search (maybe reused).
+    pub search: Search,
+    /// The evaluator.
+    pub evaluator: SharedEvaluator,
+    /// When to stop.
+    pub limits: SearchLimits,
+    /// When `go` arrived.
+    pub started: Instant,
+    /// Largest batch of leaves per round.
+    pub max_batch: usize,
+    /// The tree stops growing at this many nodes.
+    pub max_tree_nodes: usize,
+    /// Root moves per `info` report.
+    pub multipv: usize,
+    /// Time between periodic `info` lines.
+    pub info_interval: Duration,
+    /// Where lines go.
+    pub output: Output,
+    /// Set just before `bestmove` is written: from then on the search is over for the
+    /// protocol, and the thread only returns its tree.
+    pub answered: Arc<AtomicBool>,
+}
+
+/// The signal state of a running search.
+struct Control {
+    signals: Receiver<Signal>,
+    /// No bestmove may be sent yet (`go infinite`, or `go ponder` before `ponderhit`).
+    waiting: bool,
+    pondering: bool,
+    infinite: bool,
+    stopped: bool,
+    /// When the limits started counting.
+    clock_start: Instant,
+}
+
+impl Control {
+    /// Takes the pending signals; with `block`, waits for one if nothing may happen otherwise.
+    fn poll(&mut self, block: bool) {
+        loop {
+            let signal = if block && self.waiting && !self.stopped {
+                self.signals.recv().unwrap_or(Signal::Stop)
+            } else {
+                match self.signals.try_recv() {
+                    Ok(signal) => signal,
+                    Err(TryRecvError::Empty) => return,
+                    Err(TryRecvError::Disconnected) => Signal::Stop,
+                }
+            };
+            match signal {
+                Signal::Stop => {
+                    self.stopped = true;
+                    return;
+                }
+                Signal::PonderHit if self.pondering => {
+                    self.pondering = false;
+                    self.waiting = self.infinite;
+                    self.clock_start = Instant::now();
+                }
+                Signal::PonderHit => {}
+            }
+            if block {
+                return;
+            }
+        }
+    }
+}
+
+/// Runs the search, writes `bestmove`, and hands the tree back for reuse (`None` if the
+/// evaluator panicked).
+pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
+    let Job {
+        mut search,
+        evaluator,
+        limits,
+        started,
+        max_batch,
+        max_tree_nodes,
+        multipv,
+        info_interval,
+        output,
+        answered,
+    } = job;
+    let root = *search.root_position();
+    let legal = root.legal_moves();
+    let mut control = Control {
+        signals,
+        waiting: limits.infinite || limits.ponder,
+        pondering: limits.ponder,
+        infinite: limits.infinite,
+        stopped: false,
+        clock_start: started,
+    };
+    let start_visits = search.root_visits();
+    let progress = |search: &Search| Progress {
+        nodes: u64::from(search.root_visits().saturating_sub(start_visits)),
+        elapsed: started.elapsed(),
+        max_tree_nodes,
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut rounds = Rounds { max_batch, batch_cap: 1, rate: None, reported_bad_output: false };
+        let mut exhausted = is_exhausted(&search, max_tree_nodes);
+        let mut last_info = Instant::now();
+        let mut reported_exhausted = false;
+        loop {
+            // With nothing more to search, report once before waiting for `stop` or
+            // `ponderhit` (the poll below blocks).
+            if exhausted && control.waiting && !reported_exhausted {
+                reported_exhausted = true;
+                for line in report::info_lines(&search, &progress(&search), multipv) {
+                    output.line(&line);
+                }
+            }
+            control.poll(exhausted);
+            let have_move = search.root_visits() > 0 || exhausted;
+            if control.stopped && have_move {
+                break;
+            }
+            if exhausted {
+                if control.waiting {
+                    continue;
+                }
+                break;
+            }
+            let nodes_done = u64::from(search.root_visits().saturating_sub(start_visits));
+            let time_left = if control.waiting {
+                None
+            } else {
+                limits.budget.map(|b| b.saturating_sub(control.clock_start.elapsed()))
+            };
+            if !control.waiting && have_move {
+                let out_of_nodes = limits.nodes.is_some_and(|n| nodes_done >= n);
+                let out_of_time = time_left.is_some_and(|t| t.is_zero());
+                let forced = legal.len() == 1 && limits.is_time_only();
+                if out_of_nodes || out_of_time || forced {
+                    break;
+                }
+            }
+            let nodes_left = if control.waiting {
+                None
+            } else {
+                limits.nodes.map(|n| n.saturating_sub(nodes_done))
+            };
+            let before = search.root_visits();
+            let n_leaves = rounds.play(&mut search, &*evaluator, time_left, nodes_left, &output);
+            exhausted = is_exhausted(&search, max_tree_nodes)
+                || (n_leaves == 0 && search.root_visits() == before);
+            if last_info.elapsed() >= info_interval {
+                last_info = Instant::now();
+                for line in report::info_lines(&search, &progress(&search), multipv) {
+                    output.line(&line);
+                }
+            }
+        }
+    }));
+    match outcome {
+        Ok(()) => {
+            for line in report::info_lines(&search, &progress(&search), multipv) {
+                output.line(&line);
+            }
+            answered.store(true, Ordering::Release);
+            answer(&output, &root, &legal, search.best_move(), &search.pv(2));
+            Some(search)
+        }
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            output.info_string(&format!("error: the search failed: {message}"));
+            answered.store(true, Ordering::Release);
+            answer(&output, &root, &legal, None, &[]);
+            None
+        }
+    }
+}
+
+/// True if the search cannot usefully go on: the root is proven or terminal, or the tree is
+/// full.
+fn is_exhausted(search: &Search, max_tree_nodes: usize) -> bool {
+    (search.root_proven() != Proven::Unknown && search.root_visits() > 0)
+        || search.tree_size() >= max_tree_nodes
+}
+
+/// Writes `bestmove` (with `ponder` when the principal variation has a reply).
+fn answer(output: &Output, root: &Position, legal: &[Move], best: Option<Move>, pv: &[Move]) {
+    if legal.is_empty() {
+        let reason = root.outcome().map_or_else(|| "no legal moves".to_string(), |o| o.to_string());
+        output.info_string(&format!(
+            "error: no legal moves in this position (game over: {reason}); answering 0000"
+        ));
+        output.line("bestmove 0000");
+        return;
+    }
+    let best = match best.filter(|m| legal.contains(m)) {
+        Some(m) => m,
+        None => {
+            output.info_string("error: the search found no move; playing the first legal move");
+            legal[0]
+        }
+    };
+    let mut line = format!("bestmove {}", root.uci(best));
+    if pv.len() >= 2 && pv[0] == best {
+        let mut after = *root;
+        after.play_unchecked(best);
+        if after.legal_moves().contains(&pv[1]) {
+            line.push_str(&format!(" ponder {}", after.uci(pv[1])));
+        }
+    }
+    output.line(&line);
+}
+
+/// Batch sizing across rounds.
+struct Rounds {
+    max_batch: usize,
+    /// Doubles each round up to `max_batch`.
+    batch_cap: usize,
+    /// Evaluator throughput in positions per second (smoothed).
+    rate: Option<f64>,
+    reported_bad_output: bool,
+}
+
+impl Rounds {
+    fn batch_size(&self, time_left: Option<Duration>, nodes_left: Option<u64>) -> usize {
+        let mut batch = self.batch_cap.min(self.max_batch);
+        if let Some(n) = nodes_left {
+            batch = batch.min(n.clamp(1, usize::MAX as u64) as usize);
+        }
+        if let Some(rate) = self.rate {
+            let target = time_left.map_or(MAX_ROUND_TIME, |t| (t / 4).min(MAX_ROUND_TIME));
+            let affordable = (rate * target.as_secs_f64()).floor();
+            if affordable < batch as f64 {
+                batch = affordable as usize;
+            }
+        }
+        batch.max(1)
+    }
+
+    /// One gather/evaluate/apply round; returns the number of leaves evaluated.
+    fn play(
+        &mut self,
+        search: &mut Search,
+        evaluator: &(dyn Evaluator + Send + Sync),
+        time_left: Option<Duration>,
+        nodes_left: Option<u64>,
+        output: &Output,
+    ) -> usize {
+        let batch = self.batch_size(time_left, nodes_left);
+        let leaves = search.gather(batch);
+        if leaves.is_empty() {
+            return 0;
+        }
+        let requests: Vec<EvalRequest<'_>> = leaves.iter().map(Leaf::request).collect();
+        let t0 = Instant::now();
+        let mut evaluations: Vec<Evaluation> = evaluator.evaluate(&requests);
+        let seconds = t0.elapsed().as_secs_f64().max(1e-6);
+        let rate = requests.len() as f64 / seconds;
+        self.rate = Some(self.rate.map_or(rate, |r| 0.5 * r + 0.5 * rate));
+        if evaluations.len() != requests.len() {
+            if !self.reported_bad_output {
+                self.reported_bad_output = true;
+                output.info_string(&format!(
+                    "error: the evaluator returned {} evaluations for {} positions; using uniform priors for the missing ones",
+                    evaluations.len(),
+                    requests.len()
+                ));
+            }
+            evaluations.truncate(requests.len());
+            let missing = UniformEvaluator.evaluate(&requests[evaluations.len()..]);
+            evaluations.extend(missing);
+        }
+        let n = requests.len();
+        drop(requests);
+        search.apply(&evaluations);
+        self.batch_cap = (self.batch_cap * 2).min(self.max_batch.max(1));
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_shrink_when_time_is_short() {
+        let mut rounds =
+            Rounds { max_batch: 256, batch_cap: 256, rate: None, reported_bad_output: false };
+        assert_eq!(rounds.batch_size(None, None), 256);
+        assert_eq!(rounds.batch_size(None, Some(10)), 10);
+        // 1000 positions per second: a quarter of 40 ms is 10 positions.
+        rounds.rate = Some(1000.0);
+        assert_eq!(rounds.batch_size(Some(Duration::from_millis(40)), None), 10);
+        // Never more than 100 ms per round, never less than one leaf.
+        assert_eq!(rounds.batch_size(Some(Duration::from_secs(60)), None), 100);
+        assert_eq!(rounds.batch_size(None, None), 100);
+        assert_eq!(rounds.batch_size(Some(Duration::ZERO), None), 1);
+        rounds.batch_cap = 4;
+        assert_eq!(rounds.batch_size(None, None), 4);
+    }
+}

@@ -1,0 +1,651 @@
+//! The engine driven in-process, line by line, as a GUI would: handshake, positions, searches
+//! in every variant, stop/ponder/isready during a search, time management, bad input, terminal
+//! positions, models, and whole self-play games in which every `bestmove` must be legal.
+//!
+//! No sleeps: lines are read from a channel with timeouts, and the timeouts are generous
+//! bounds that a correct engine stays far below.
+
+use atomzero_mcts::{EvalRequest, Evaluation, Evaluator, RandomEvaluator};
+use atomzero_rules::{Position, Variant};
+use atomzero_uci::{
+    Engine, EngineConfig, Flow, LoadedModel, ModelLoadError, NO_MODEL_MESSAGE, NoModelLoader,
+    Output, SharedEvaluator,
+};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// A bound no correct answer comes near; reaching it means the engine hangs.
+const HANG: Duration = Duration::from_secs(20);
+
+struct Harness {
+    engine: Engine,
+    lines: Receiver<String>,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        Harness::with(EngineConfig::default(), NoModelLoader)
+    }
+
+    fn with(config: EngineConfig, loader: impl atomzero_uci::ModelLoader + 'static) -> Harness {
+        let (output, lines) = Output::channel();
+        Harness { engine: Engine::new(config, loader, output), lines }
+    }
+
+    /// A config whose periodic info lines come quickly.
+    fn fast_info() -> EngineConfig {
+        EngineConfig { info_interval: Duration::from_millis(5), ..EngineConfig::default() }
+    }
+
+    fn send(&mut self, line: &str) -> Flow {
+        self.engine.handle(line)
+    }
+
+    /// Lines up to and including the first that satisfies `done`; panics after `timeout`.
+    fn until(&self, timeout: Duration, done: impl Fn(&str) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let stop = done(&line);
+                    seen.push(line);
+                    if stop {
+                        return seen;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("timed out; lines so far: {seen:#?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("output closed; lines: {seen:#?}"),
+            }
+        }
+    }
+
+    /// The lines up to `bestmove`, and the move.
+    fn bestmove(&self) -> (String, Vec<String>) {
+        let lines = self.until(HANG, |l| l.starts_with("bestmove"));
+        let last = lines.last().unwrap();
+        let mv = last.split_whitespace().nth(1).unwrap_or("").to_string();
+        (mv, lines)
+    }
+
+    /// Every line already written.
+    fn drain(&self) -> Vec<String> {
+        self.lines.try_iter().collect()
+    }
+
+    /// Asserts that `mv` is legal in the engine's current position.
+    fn assert_legal(&self, mv: &str, context: &[String]) {
+        let pos = self.engine.position();
+        assert!(pos.parse_uci(mv).is_ok(), "illegal bestmove {mv} in {} ({context:#?})", pos.fen());
+    }
+}
+
+fn info_strings(lines: &[String]) -> Vec<&String> {
+    lines.iter().filter(|l| l.starts_with("info string")).collect()
+}
+
+fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let mut words = line.split_whitespace();
+    words.by_ref().find(|w| *w == name)?;
+    words.next()
+}
+
+#[test]
+fn handshake() {
+    let mut h = Harness::new();
+    h.send("uci");
+    let lines = h.until(HANG, |l| l == "uciok");
+    assert!(lines[0].starts_with("id name atomzero"), "{lines:?}");
+    assert!(lines[1].starts_with("id author "), "{lines:?}");
+    let variant = lines.iter().find(|l| l.starts_with("option name UCI_Variant ")).unwrap();
+    let vars: Vec<&str> = variant.split(" var ").skip(1).collect();
+    assert_eq!(vars, Variant::ALL.map(Variant::name), "atomic first, then every variant");
+    assert!(variant.contains("type combo default atomic"));
+    for option in [
+        "option name UCI_Chess960 type check default false",
+        "option name Threads type spin default 1 min 1 max 256",
+        "option name Nodes type spin default 0 min 0 max 1000000000",
+        "option name MultiPV type spin default 1 min 1 max 256",
+        "option name Model type string default <empty>",
+    ] {
+        assert!(lines.iter().any(|l| l == option), "missing {option}: {lines:#?}");
+    }
+    h.send("isready");
+    assert_eq!(h.until(HANG, |l| l == "readyok"), vec!["readyok"]);
+    h.send("setoption name UCI_Variant value atomic");
+    h.send("setoption name Threads value 2");
+    h.send("setoption name Hash value 64");
+    h.send("setoption name Move Overhead value 30");
+    h.send("ucinewgame");
+    h.send("isready");
+    assert_eq!(h.until(HANG, |l| l == "readyok"), vec!["readyok"], "no complaints");
+    assert_eq!(h.engine.options().threads, 2);
+    assert_eq!(h.engine.options().move_overhead_ms, 30);
+    h.send("debug on");
+    h.send("register later");
+    assert_eq!(h.send("quit"), Flow::Quit);
+    assert!(h.drain().is_empty());
+}
+
+#[test]
+fn positions_with_castling_and_en_passant_in_atomic() {
+    let mut h = Harness::new();
+    // Castling written as the king's two-square move, and as king takes rook.
+    for castle in ["e1g1", "e1h1"] {
+        h.send(&format!("position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 {castle}"));
+        assert_eq!(
+            h.engine.position().fen(),
+            "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQ1RK1 b kq - 5 4"
+        );
+    }
+    // En passant: d5xe6 explodes on e6, removing both pawns (pawns next to the blast survive).
+    h.send("position startpos moves d2d4 a7a6 d4d5 e7e5 d5e6");
+    assert_eq!(
+        h.engine.position().fen(),
+        "rnbqkbnr/1ppp1ppp/p7/8/8/8/PPP1PPPP/RNBQKBNR b KQkq - 0 3"
+    );
+    // From a FEN, with the en-passant square given.
+    h.send("position fen rnbqkbnr/1ppp1ppp/p7/3Pp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 3 moves d5e6");
+    assert_eq!(
+        h.engine.position().fen(),
+        "rnbqkbnr/1ppp1ppp/p7/8/8/8/PPP1PPPP/RNBQKBNR b KQkq - 0 3"
+    );
+    assert!(info_strings(&h.drain()).is_empty());
+    // Chess960 notation: only king takes rook.
+    h.send("setoption name UCI_Chess960 value true");
+    h.send("position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1h1");
+    assert_eq!(
+        h.engine.position().fen(),
+        "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQ1RK1 b kq - 5 4"
+    );
+    h.send("go nodes 100");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    assert!(info_strings(&lines).iter().all(|l| !l.contains("error")), "{lines:#?}");
+}
+
+#[test]
+fn illegal_moves_keep_the_last_legal_position() {
+    let mut h = Harness::new();
+    h.send("position startpos moves e2e4 e7e5 e1e3 g1f3");
+    let errors = info_strings(&h.drain()).into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("info string error: move 3 of position"), "{errors:?}");
+    assert!(errors[0].contains("e1e3"), "{errors:?}");
+    assert_eq!(
+        h.engine.position().fen(),
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+    );
+    // A bad FEN keeps the position from before the command.
+    h.send("position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1");
+    assert_eq!(info_strings(&h.drain()).len(), 1);
+    assert_eq!(
+        h.engine.position().fen(),
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+    );
+    h.send("go nodes 50");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+}
+
+#[test]
+fn go_nodes_gives_a_legal_move_in_every_variant() {
+    let mut h = Harness::new();
+    for variant in Variant::ALL {
+        h.send("ucinewgame");
+        h.send(&format!("setoption name UCI_Variant value {}", variant.name()));
+        h.send("position startpos moves e2e4 d7d5");
+        h.send("go nodes 200");
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        assert_eq!(h.engine.position().variant(), variant);
+        let info = lines.iter().rev().find(|l| l.starts_with("info depth")).expect("final info");
+        let nodes: u64 = field(info, "nodes").unwrap().parse().unwrap();
+        assert!((200..=230).contains(&nodes), "{info}");
+        for name in ["seldepth", "score", "wdl", "nps", "pv"] {
+            assert!(field(info, name).is_some(), "{name} missing: {info}");
+        }
+        let wdl: Vec<u32> = info
+            .split(" wdl ")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .take(3)
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_eq!(wdl.iter().sum::<u32>(), 1000, "{info}");
+        assert_eq!(field(info, "pv"), Some(mv.as_str()), "{info}");
+    }
+}
+
+#[test]
+fn without_a_model_the_engine_says_so_once() {
+    let mut h = Harness::new();
+    h.send("position startpos");
+    h.send("go nodes 10");
+    let (_, lines) = h.bestmove();
+    assert_eq!(lines[0], format!("info string {NO_MODEL_MESSAGE}"));
+    h.send("go nodes 10");
+    let (_, lines) = h.bestmove();
+    assert!(info_strings(&lines).is_empty(), "{lines:#?}");
+}
+
+#[test]
+fn go_infinite_then_stop_answers_promptly() {
+    let mut h = Harness::new();
+    h.send("position startpos moves e2e4");
+    let start = Instant::now();
+    h.send("go infinite");
+    h.send("stop");
+    let (mv, lines) = h.bestmove();
+    let elapsed = start.elapsed();
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    h.assert_legal(&mv, &lines);
+
+    // isready is answered during an infinite search, and stop still works afterwards.
+    h.send("go infinite");
+    h.send("isready");
+    let lines = h.until(HANG, |l| l == "readyok");
+    assert!(lines.iter().all(|l| !l.starts_with("bestmove")), "{lines:#?}");
+    assert!(h.engine.is_searching());
+    let start = Instant::now();
+    h.send("stop");
+    let (mv, lines) = h.bestmove();
+    assert!(start.elapsed() < Duration::from_secs(2));
+    h.assert_legal(&mv, &lines);
+}
+
+#[test]
+fn go_infinite_waits_for_stop_even_when_the_root_is_proven() {
+    let mut h = Harness::with(Harness::fast_info(), NoModelLoader);
+    // Atomic: Qxd7 explodes the black king.
+    h.send("position fen 4k3/3p4/8/8/8/8/8/3QK3 w - - 0 1");
+    h.send("go infinite");
+    let lines = h.until(HANG, |l| l.contains(" score mate 1 "));
+    assert!(lines.iter().all(|l| !l.starts_with("bestmove")));
+    // Nothing more may come until stop: in particular no bestmove.
+    match h.lines.recv_timeout(Duration::from_millis(200)) {
+        Err(RecvTimeoutError::Timeout) => {}
+        Ok(line) if !line.starts_with("bestmove") => {}
+        other => panic!("bestmove before stop: {other:?}"),
+    }
+    h.send("stop");
+    let (mv, _) = h.bestmove();
+    assert_eq!(mv, "d1d7");
+}
+
+#[test]
+fn ponder_then_ponderhit() {
+    let mut h = Harness::with(Harness::fast_info(), NoModelLoader);
+    h.send("position startpos moves e2e4 e7e5");
+    h.send("go ponder wtime 1000 btime 1000 winc 100 binc 100");
+    let lines = h.until(HANG, |l| l.starts_with("info depth"));
+    assert!(lines.iter().all(|l| !l.starts_with("bestmove")));
+    let start = Instant::now();
+    h.send("ponderhit");
+    let (mv, lines) = h.bestmove();
+    assert!(start.elapsed() < Duration::from_secs(1), "took {:?}", start.elapsed());
+    h.assert_legal(&mv, &lines);
+    // A harmless ponderhit and stop with no search running.
+    h.send("ponderhit");
+    h.send("stop");
+    h.send("isready");
+    assert_eq!(h.until(HANG, |l| l == "readyok"), vec!["readyok"]);
+}
+
+#[test]
+fn time_management_returns_well_within_the_clock() {
+    let mut h = Harness::new();
+    h.send("position startpos moves e2e4 e7e5");
+    let start = Instant::now();
+    h.send("go wtime 1000 btime 1000 winc 100 binc 100");
+    let (mv, lines) = h.bestmove();
+    let elapsed = start.elapsed();
+    // The budget is 1000/30 + 75 − 50 ≈ 58 ms; allow for a loaded machine.
+    assert!(elapsed < Duration::from_millis(500), "took {elapsed:?}");
+    h.assert_legal(&mv, &lines);
+
+    // Almost no time left: still a legal move, at once.
+    let start = Instant::now();
+    h.send("go wtime 10 btime 10");
+    let (mv, lines) = h.bestmove();
+    assert!(start.elapsed() < Duration::from_millis(500), "took {:?}", start.elapsed());
+    h.assert_legal(&mv, &lines);
+    // Negative time (an overstepping GUI) and movetime.
+    h.send("go wtime -50 btime 100");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    let start = Instant::now();
+    h.send("go movetime 100");
+    let (mv, lines) = h.bestmove();
+    assert!(start.elapsed() < Duration::from_millis(600));
+    h.assert_legal(&mv, &lines);
+    // The Nodes option limits a timed search.
+    h.send("setoption name Nodes value 40");
+    h.send("go wtime 60000 btime 60000");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    let info = lines.iter().rev().find(|l| l.starts_with("info depth")).unwrap();
+    let nodes: u64 = field(info, "nodes").unwrap().parse().unwrap();
+    assert!((40..=60).contains(&nodes), "{info}");
+}
+
+/// A fast game on a simulated clock: the time from `go` to `bestmove`, as the GUI sees it, is
+/// charged to the mover, who gets the increment back; nobody may run out of time.
+#[test]
+fn a_fast_game_on_the_clock_never_flags() {
+    let mut h = Harness::new();
+    let increment = 100i64;
+    let mut clock = [1000i64, 1000i64];
+    let mut moves: Vec<String> = Vec::new();
+    for ply in 0..40 {
+        let position = format!("position startpos moves {}", moves.join(" "));
+        h.send(position.trim_end());
+        if h.engine.position().legal_moves().is_empty() {
+            break;
+        }
+        let start = Instant::now();
+        h.send(&format!(
+            "go wtime {} btime {} winc {increment} binc {increment}",
+            clock[0], clock[1]
+        ));
+        let (mv, lines) = h.bestmove();
+        let used = start.elapsed().as_millis() as i64;
+        let side = ply % 2;
+        clock[side] -= used;
+        assert!(clock[side] > 0, "flagged at ply {ply}: used {used} ms, clocks {clock:?}");
+        clock[side] += increment;
+        h.assert_legal(&mv, &lines);
+        moves.push(mv);
+    }
+}
+
+#[test]
+fn garbage_is_reported_and_the_engine_keeps_working() {
+    let mut h = Harness::new();
+    for garbage in [
+        "hello world",
+        "position",
+        "position fen",
+        "position fen not/a/fen w - - 0 1",
+        "position startpos moves e2e5",
+        "position startpos moves zz99",
+        "setoption",
+        "setoption name",
+        "setoption name NoSuchOption value 3",
+        "setoption name Hash value lots",
+        "setoption name UCI_Variant value crazyhouse",
+        "setoption name UCI_Chess960 value maybe",
+        "\u{fffd}\u{fffd}\u{0}",
+        &"x".repeat(10_000),
+    ] {
+        assert_eq!(h.send(garbage), Flow::Continue);
+        let lines = h.drain();
+        assert_eq!(lines.len(), 1, "{garbage:?}: {lines:?}");
+        assert!(lines[0].starts_with("info string error: "), "{garbage:?}: {lines:?}");
+        assert!(lines[0].len() < 400, "{lines:?}");
+    }
+    assert_eq!(h.send(""), Flow::Continue);
+    assert!(h.drain().is_empty());
+    // Unknown tokens before a command are skipped, as the UCI specification asks.
+    h.send("joho isready");
+    let lines = h.until(HANG, |l| l == "readyok");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    // Bad go arguments are reported; the rest of go still counts.
+    h.send("position startpos");
+    h.send("go nodes many movetime 50 sideways");
+    let (mv, lines) = h.bestmove();
+    assert!(info_strings(&lines).iter().filter(|l| l.contains("error")).count() >= 2, "{lines:#?}");
+    h.assert_legal(&mv, &lines);
+    h.send("go nodes 30 searchmoves e2e4");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    assert_eq!(h.engine.options().hash_mib, 256, "bad values leave options alone");
+}
+
+#[test]
+fn positions_without_moves_answer_0000() {
+    let cases = [
+        // Atomic: the white king has exploded; White to move.
+        (Variant::Atomic, "rnbqkbnr/ppp2ppp/8/8/8/8/PPPPPPPP/RNBQ1BNR w kq - 0 5"),
+        // Atomic: checkmate (fool's mate pattern).
+        (Variant::Atomic, "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"),
+        // Atomic: stalemate.
+        (Variant::Atomic, "k7/8/1Q6/8/8/8/8/7K b - - 0 1"),
+        // Atomar: the black king was captured.
+        (Variant::Atomar, "8/8/8/8/8/8/8/K7 b - - 0 1"),
+    ];
+    let mut h = Harness::new();
+    for (variant, fen) in cases {
+        let pos = Position::from_fen(fen, variant).expect(fen);
+        assert!(pos.legal_moves().is_empty(), "{fen}");
+        h.send(&format!("setoption name UCI_Variant value {}", variant.name()));
+        h.send(&format!("position fen {fen}"));
+        for go in ["go nodes 100", "go wtime 1000 btime 1000", "go movetime 50"] {
+            h.send(go);
+            let (mv, lines) = h.bestmove();
+            assert_eq!(mv, "0000", "{fen} {go}: {lines:#?}");
+            assert!(
+                info_strings(&lines).iter().any(|l| l.contains("no legal moves")),
+                "{lines:#?}"
+            );
+        }
+        h.send("go infinite");
+        h.send("stop");
+        assert_eq!(h.bestmove().0, "0000");
+    }
+}
+
+#[test]
+fn near_terminal_positions_give_legal_moves() {
+    let mut h = Harness::new();
+    for fen in [
+        // A single legal move (Kg1).
+        "7k/8/8/8/8/8/5r2/7K w - - 0 1",
+        // Mate in one on the board.
+        "4k3/3p4/8/8/8/8/8/3QK3 w - - 0 1",
+        // Bare kings with a fifty-move clock at its end.
+        "8/8/4k3/8/8/3K4/8/8 w - - 99 80",
+        // Only kings and one pawn each.
+        "8/4p3/4k3/8/8/4K3/4P3/8 b - - 0 40",
+    ] {
+        h.send(&format!("position fen {fen}"));
+        for go in ["go nodes 50", "go wtime 100 btime 100", "go depth 3"] {
+            h.send(go);
+            let (mv, lines) = h.bestmove();
+            h.assert_legal(&mv, &lines);
+        }
+    }
+}
+
+#[test]
+fn multipv_reports_several_root_moves() {
+    let mut h = Harness::new();
+    h.send("setoption name MultiPV value 3");
+    h.send("position startpos");
+    h.send("go nodes 300");
+    let (_, lines) = h.bestmove();
+    for k in 1..=3 {
+        assert!(
+            lines.iter().any(|l| l.contains(&format!(" multipv {k} "))),
+            "multipv {k} missing: {lines:#?}"
+        );
+    }
+}
+
+/// An evaluator that fails, to check that the engine survives it.
+struct Broken {
+    panic: bool,
+}
+
+impl Evaluator for Broken {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        if self.panic {
+            panic!("broken evaluator");
+        }
+        // Too few evaluations.
+        RandomEvaluator { seed: 1 }.evaluate(&requests[..requests.len() / 2])
+    }
+}
+
+/// Checks that the search hands the evaluator the history the model asked for.
+struct WantsHistory(usize);
+
+impl Evaluator for WantsHistory {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        for r in requests {
+            assert!(r.history.len() <= self.0);
+            // The root after two moves has two earlier positions.
+            assert!(r.history.len() >= 2.min(self.0), "history {}", r.history.len());
+        }
+        RandomEvaluator { seed: 5 }.evaluate(requests)
+    }
+}
+
+fn test_loader(path: &Path, threads: usize) -> Result<LoadedModel, ModelLoadError> {
+    assert!(threads >= 1);
+    let evaluator: SharedEvaluator = match path.to_str() {
+        Some("random") => Arc::new(RandomEvaluator { seed: 3 }),
+        Some("short") => Arc::new(Broken { panic: false }),
+        Some("panics") => Arc::new(Broken { panic: true }),
+        Some("history") => return Ok(LoadedModel::new(Arc::new(WantsHistory(4))).with_history(4)),
+        _ => return Err(ModelLoadError::new("no such model")),
+    };
+    Ok(LoadedModel::new(evaluator))
+}
+
+#[test]
+fn models_load_fail_and_misbehave_without_crashing_the_engine() {
+    let mut h = Harness::with(EngineConfig::default(), test_loader);
+    h.send("setoption name Model value random");
+    h.send("isready");
+    let lines = h.until(HANG, |l| l == "readyok");
+    assert_eq!(lines, vec!["info string model loaded: random (random(seed=3))", "readyok"]);
+    h.send("position startpos");
+    h.send("go nodes 100");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    assert!(info_strings(&lines).is_empty(), "a model is loaded: {lines:#?}");
+
+    h.send("setoption name Model value /no/such/file");
+    h.send("isready");
+    let lines = h.until(HANG, |l| l == "readyok");
+    assert!(
+        lines[0].starts_with("info string error: cannot load model '/no/such/file'"),
+        "{lines:?}"
+    );
+    h.send("go nodes 20");
+    let (mv, lines) = h.bestmove();
+    assert_eq!(lines[0], format!("info string {NO_MODEL_MESSAGE}"));
+    h.assert_legal(&mv, &lines);
+
+    h.send("setoption name Model value short");
+    h.send("go nodes 100");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    assert!(info_strings(&lines).iter().any(|l| l.contains("returned")), "{lines:#?}");
+
+    h.send("setoption name Model value panics");
+    h.send("go nodes 100");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    assert!(info_strings(&lines).iter().any(|l| l.contains("the search failed")), "{lines:#?}");
+
+    h.send("setoption name Model value history");
+    h.send("position startpos moves e2e4 e7e5");
+    h.send("go nodes 100");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    assert!(info_strings(&lines).iter().all(|l| !l.contains("failed")), "{lines:#?}");
+
+    h.send("setoption name Model value <empty>");
+    h.send("go nodes 20");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    assert_eq!(lines[0], format!("info string {NO_MODEL_MESSAGE}"));
+}
+
+/// The engine plays itself in every variant, as a GUI would drive it (a growing `position
+/// startpos moves ...`, so trees are reused), until the game ends: every move must be legal,
+/// and once the game is over the answer is `0000`.
+#[test]
+fn self_play_games_have_only_legal_moves() {
+    let mut h = Harness::new();
+    for variant in Variant::ALL {
+        h.send("ucinewgame");
+        h.send(&format!("setoption name UCI_Variant value {}", variant.name()));
+        let mut moves: Vec<String> = Vec::new();
+        for ply in 0..300 {
+            let position = format!("position startpos moves {}", moves.join(" "));
+            h.send(position.trim_end());
+            assert_eq!(h.engine.position().variant(), variant);
+            let over = h.engine.position().legal_moves().is_empty();
+            h.send(if ply % 2 == 0 {
+                "go nodes 40"
+            } else {
+                "go wtime 2000 btime 2000 winc 10 binc 10"
+            });
+            let (mv, lines) = h.bestmove();
+            if over {
+                assert_eq!(mv, "0000", "{variant} ply {ply}");
+                break;
+            }
+            h.assert_legal(&mv, &lines);
+            assert!(info_strings(&lines).iter().all(|l| !l.contains("error")), "{lines:#?}");
+            moves.push(mv);
+        }
+    }
+}
+
+#[test]
+fn run_reads_until_quit_or_end_of_input() {
+    use std::io::Write;
+    #[derive(Clone, Default)]
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    for ending in ["quit\nisready\n", ""] {
+        let buffer = Shared::default();
+        let mut input = b"uci\r\nisready\nposition startpos moves e2e4\n\xff garbage\n".to_vec();
+        input.extend_from_slice(format!("go nodes 30\n{ending}").as_bytes());
+        atomzero_uci::run(
+            EngineConfig::default(),
+            NoModelLoader,
+            std::io::Cursor::new(input),
+            Output::writer(buffer.clone()),
+        )
+        .unwrap();
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.contains(&"uciok"));
+        assert_eq!(lines.iter().filter(|l| **l == "readyok").count(), 1, "{text}");
+        assert!(lines.iter().any(|l| l.starts_with("bestmove ")), "{text}");
+        if ending.is_empty() {
+            // At the end of the input a search with a limit finishes.
+            let info = lines.iter().rev().find(|l| l.starts_with("info depth")).unwrap();
+            let nodes: u64 = field(info, "nodes").unwrap().parse().unwrap();
+            assert!(nodes >= 30, "{text}");
+        }
+    }
+    // At the end of the input an infinite search is stopped.
+    let buffer = Shared::default();
+    atomzero_uci::run(
+        EngineConfig::default(),
+        NoModelLoader,
+        std::io::Cursor::new(b"go infinite\n".to_vec()),
+        Output::writer(buffer.clone()),
+    )
+    .unwrap();
+    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("bestmove ")), "{text}");
+}
