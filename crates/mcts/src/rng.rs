@@ -11,6 +11,17 @@ impl Rng {
         Rng(seed ^ 0x6A09_E667_F3BC_C908)
     }
 
+    /// The generator's state, to save (e.g. in a trainer checkpoint) and restore with
+    /// [`Rng::from_state`].
+    pub fn state(&self) -> u64 {
+        self.0
+    }
+
+    /// A generator continuing from a saved [`Rng::state`].
+    pub fn from_state(state: u64) -> Rng {
+        Rng(state)
+    }
+
     /// 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);

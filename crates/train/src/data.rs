@@ -1,32 +1,9 @@
-//! Training batches from the replay window: sampled uniformly with a seeded generator whose
-//! state is checkpointed, rebuilt by replaying games, encoded on the fly.
+//! Training batches from the replay window (sampled uniformly by the trainer with
+//! `atomzero_mcts::Rng`, whose state is checkpointed), rebuilt by replaying games, encoded on
+//! the fly.
 
 use atomzero_encoding::{Encoder, POLICY_SIZE, move_to_index};
 use atomzero_replay::ReplayWindow;
-
-/// splitmix64 with an exposed state (saved in checkpoints so resumed runs draw the same batches).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sampler {
-    /// The generator state.
-    pub state: u64,
-}
-
-impl Sampler {
-    /// A sampler from `seed`.
-    pub fn new(seed: u64) -> Sampler {
-        Sampler { state: seed ^ 0xA076_1D64_78BD_642F }
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        ((z as u128 * n as u128) >> 64) as usize
-    }
-}
 
 /// A batch in host memory, row-major, ready for `atomzero_nn::TrainBatch::from_slices`.
 #[derive(Clone, Debug, Default)]

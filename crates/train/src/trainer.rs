@@ -2,9 +2,10 @@
 
 use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, TrainState};
 use crate::config::{OptimizerKind, TrainerConfig};
-use crate::data::{HostBatch, Sampler, build_batch};
+use crate::data::{HostBatch, build_batch};
 use crate::tensorboard::EventWriter;
 use atomzero_encoding::{ENCODING_VERSION, Encoder};
+use atomzero_mcts::Rng as Sampler;
 use atomzero_nn::burn::grad_clipping::GradientClippingConfig;
 use atomzero_nn::burn::optim::decay::WeightDecayConfig;
 use atomzero_nn::burn::optim::momentum::MomentumConfig;
@@ -194,7 +195,13 @@ pub fn train(
                 checkpoint::load(&path, net, optimizer(config)).map_err(TrainError::Checkpoint)?;
             let mut trainer = trainer_for(net, config, &device);
             trainer.set_optimizer(optimizer);
-            (trainer, state.step, Sampler { state: state.sampler_state }, state.parent, Some(path))
+            (
+                trainer,
+                state.step,
+                Sampler::from_state(state.sampler_state),
+                state.parent,
+                Some(path),
+            )
         }
         None => {
             let (net, parent) = match options.init {
@@ -238,7 +245,7 @@ pub fn train(
         let state = TrainState {
             format_version: CHECKPOINT_FORMAT_VERSION,
             step,
-            sampler_state: sampler.state,
+            sampler_state: sampler.state(),
             net: options.net.clone(),
             encoding_version: ENCODING_VERSION,
             variant: options.variant.clone(),
