@@ -186,7 +186,7 @@ fn worker<E: Evaluator + Sync + ?Sized>(shared: &Shared<'_, E>, tx: mpsc::Sender
         if slots.is_empty() {
             break;
         }
-        let visits_before: Vec<u32> = slots.iter().map(|s| s.search.root_visits()).collect();
+        let mut visits_before: Vec<u32> = slots.iter().map(|s| s.search.root_visits()).collect();
         for slot in slots.iter_mut() {
             let wanted =
                 slot.target_visits(config).saturating_sub(slot.search.root_visits()) as usize;
@@ -222,10 +222,12 @@ fn worker<E: Evaluator + Sync + ?Sized>(shared: &Shared<'_, E>, tx: mpsc::Sender
                     shared.stop.store(true, Ordering::Relaxed);
                 }
                 slots.swap_remove(i);
+                visits_before.swap_remove(i);
                 continue;
             }
             if stuck {
                 slots.swap_remove(i);
+                visits_before.swap_remove(i);
                 continue;
             }
             i += 1;

@@ -82,6 +82,13 @@ fn same_seed_same_games_whatever_the_threads() {
     config.games_per_worker = 2;
     let b = play(&config, Variant::Atomic, 6, 7);
     assert_eq!(a, b);
+    // One thread, so the slot layout is fixed: all games in one worker, then one at a time.
+    // A game's moves must not depend on which games share its worker's batch.
+    for games_per_worker in [6, 1, 4] {
+        config.games_per_worker = games_per_worker;
+        let c = play(&config, Variant::Atomic, 6, 7);
+        assert_eq!(a, c, "games_per_worker = {games_per_worker}");
+    }
     let c = play(&small_config(), Variant::Atomic, 6, 8);
     assert_ne!(a, c);
 }
