@@ -7,6 +7,7 @@ mod fsutil;
 mod match_cmd;
 mod models;
 mod perft_cmd;
+mod run_cmd;
 mod selfplay_cmd;
 mod train_cmd;
 mod uci_cmd;
@@ -27,6 +28,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// The whole loop: self-play, train, gate, promote, evaluate; resumable (Ctrl-C, kill).
+    Run(run_cmd::RunArgs),
     /// Count move-tree leaves (perft) of a position, or check a perft suite file.
     Perft(perft_cmd::PerftArgs),
     /// Play games with a model and write them as replay shards (and PGN).
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Run(args) => run_cmd::run(args),
         Command::Perft(args) => perft_cmd::run(args),
         Command::Selfplay(args) => selfplay_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Train(args) => train_cmd::run(args).map(|()| ExitCode::SUCCESS),

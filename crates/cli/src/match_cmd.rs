@@ -90,6 +90,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         max_plies: args.max_plies,
         seed: args.seed,
         event: "atomzero match".into(),
+        interrupt: None,
     };
     let result =
         run_match(&first, &second, &match_config, &mut |p| println!("{}", p.game.finished_line()))

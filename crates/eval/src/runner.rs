@@ -15,6 +15,7 @@ use crate::spec::PlayerSpec;
 use crate::stats::{GameResult, Pentanomial, SprtConfig, SprtStatus, Wdl, elo_line, score_line};
 use atomzero_rules::{Color, Game, Move, PgnGame, Position, Termination, Variant};
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -37,6 +38,9 @@ pub struct MatchConfig {
     pub seed: u64,
     /// The PGN `[Event]`.
     pub event: String,
+    /// Set from outside (e.g. on Ctrl-C) to stop the match: games in progress are abandoned and
+    /// the result holds the finished ones, with [`MatchResult::interrupted`] set.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl Default for MatchConfig {
@@ -50,6 +54,7 @@ impl Default for MatchConfig {
             max_plies: 400,
             seed: 0,
             event: "atomzero match".to_string(),
+            interrupt: None,
         }
     }
 }
@@ -248,6 +253,8 @@ pub struct MatchResult {
     pub pentanomial: Pentanomial,
     /// The SPRT's final state, if one ran.
     pub sprt: Option<SprtStatus>,
+    /// The match was stopped by [`MatchConfig::interrupt`] before it finished.
+    pub interrupted: bool,
 }
 
 impl MatchResult {
@@ -310,6 +317,7 @@ pub fn run_match(
         wdl: Wdl::default(),
         pentanomial: Pentanomial::default(),
         sprt: config.sprt.map(|s| s.status(&Pentanomial::default())),
+        interrupted: false,
     };
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -318,7 +326,7 @@ pub fn run_match(
             scope.spawn(move || {
                 loop {
                     let index = next_game.fetch_add(1, Ordering::SeqCst);
-                    if index >= config.games || stop.load(Ordering::SeqCst) {
+                    if index >= config.games || stopped(config, stop) {
                         break;
                     }
                     let opening = picker.opening(index / 2);
@@ -363,7 +371,16 @@ pub fn run_match(
         }
     });
     result.games.sort_by_key(|g| g.index);
+    result.interrupted = config.interrupt.as_ref().is_some_and(|f| f.load(Ordering::SeqCst))
+        && result.games.len() < config.games
+        && result.sprt_verdict().is_none();
     Ok(result)
+}
+
+/// The match's own stop (SPRT verdict) or the caller's interrupt.
+fn stopped(config: &MatchConfig, stop: &AtomicBool) -> bool {
+    stop.load(Ordering::SeqCst)
+        || config.interrupt.as_ref().is_some_and(|f| f.load(Ordering::SeqCst))
 }
 
 /// Plays game `index`; `None` if the match was stopped before it finished.
@@ -414,7 +431,7 @@ fn play_game(
             record.end = GameEnd::MaxPlies;
             break;
         }
-        if stop.load(Ordering::SeqCst) {
+        if stopped(config, stop) {
             return None;
         }
         let side = game.position().turn();

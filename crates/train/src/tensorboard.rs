@@ -76,14 +76,21 @@ pub struct EventWriter {
 }
 
 impl EventWriter {
-    /// Creates `dir/events.out.tfevents.<unix time>.atomzero.<pid>` with its version record.
+    /// Creates `dir/events.out.tfevents.<unix time>.atomzero.<pid>.<serial>` with its version
+    /// record.
     pub fn create(dir: &Path) -> io::Result<EventWriter> {
         std::fs::create_dir_all(dir)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
-        let path =
-            dir.join(format!("events.out.tfevents.{}.atomzero.{}", now as u64, std::process::id()));
+        // Several writers in one process (one per training call of a run) get their own file.
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!(
+            "events.out.tfevents.{}.atomzero.{}.{serial}",
+            now as u64,
+            std::process::id()
+        ));
         let mut writer = EventWriter { file: BufWriter::new(File::create(&path)?), path };
         let version = event(now, 0, |e| {
             e.push(0x1A);

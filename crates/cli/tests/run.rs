@@ -1,0 +1,231 @@
+//! End-to-end tests of `atomzero run` with the test-sized `configs/ci.toml`: the run directory
+//! is laid out as documented, a run killed with SIGKILL resumes with nothing lost and nothing
+//! done twice, a finished run can be extended, and bad configs fail in one line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn ci_config() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/ci.toml")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("atomzero-run-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_atomzero")).args(args).output().expect("run atomzero")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Starts `atomzero run` and SIGKILLs it right after it prints a line starting with `marker`.
+/// Returns the lines it printed.
+fn run_and_kill_after(args: &[&str], marker: &str) -> Vec<String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start atomzero");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        let hit = line.starts_with(marker);
+        lines.push(line);
+        if hit {
+            child.kill().unwrap(); // SIGKILL on Unix: no handler runs.
+            break;
+        }
+    }
+    child.wait().unwrap();
+    lines
+}
+
+/// Shard file name → bytes.
+fn shards(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir.join("selfplay"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".shard"))
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+fn games_in(dir: &Path, generation: u64) -> usize {
+    shards(dir)
+        .keys()
+        .filter(|n| n.starts_with(&format!("gen{generation:06}-")))
+        .map(|n| atomzero_replay::read_shard(&dir.join("selfplay").join(n)).unwrap().1.len())
+        .sum()
+}
+
+fn log_generations(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("log.txt"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(" |").next().unwrap().trim().to_string())
+        .collect()
+}
+
+fn labels(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["label"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn assert_unique(items: &[String]) {
+    let set: BTreeSet<&String> = items.iter().collect();
+    assert_eq!(set.len(), items.len(), "duplicates in {items:?}");
+}
+
+#[test]
+fn killed_run_resumes_with_nothing_lost_or_repeated() {
+    let tmp = temp_dir("kill");
+    let dir = tmp.join("r");
+    let (config, dir_s) = (ci_config(), dir.display().to_string());
+    let args = ["run", "--config", config.to_str().unwrap(), "--dir", &dir_s];
+
+    // Killed during generation 2 (its self-play starts right after generation 1's line).
+    let printed = run_and_kill_after(&args, "gen   1 |");
+    assert!(printed.iter().any(|l| l.starts_with("gen   0 |")), "{printed:?}");
+    let gen1_shards: BTreeMap<String, Vec<u8>> =
+        shards(&dir).into_iter().filter(|(n, _)| n.starts_with("gen000001-")).collect();
+    assert_eq!(games_in(&dir, 1), 8);
+    let model1 = std::fs::read(dir.join("models/000000.safetensors")).unwrap();
+
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("resuming"), "{out}");
+    assert!(out.contains("run finished after 2 generations"), "{out}");
+
+    // Nothing lost, nothing redone: generation 1's shards are untouched, generation 2 has
+    // exactly its games, each generation is logged once, each match recorded once.
+    let after: BTreeMap<String, Vec<u8>> =
+        shards(&dir).into_iter().filter(|(n, _)| n.starts_with("gen000001-")).collect();
+    assert_eq!(after, gen1_shards);
+    assert_eq!(games_in(&dir, 2), 8);
+    assert_eq!(std::fs::read(dir.join("models/000000.safetensors")).unwrap(), model1);
+    assert_eq!(log_generations(&dir), ["gen   0", "gen   1", "gen   2"]);
+    let results = labels(&dir.join("eval/results.jsonl"));
+    assert_unique(&results);
+    assert!(results.contains(&"eval 000000 random".to_string()), "{results:?}");
+    let gates = labels(&dir.join("eval/gates.jsonl"));
+    assert_eq!(gates, ["gate 1", "gate 2"]);
+
+    // The documented layout.
+    for file in [
+        "config.toml",
+        "run.json",
+        "log.txt",
+        "models/best.json",
+        "models/000000.json",
+        "eval/ratings.csv",
+        "eval/elo.svg",
+        "eval/gate-000001.pgn",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    let checkpoints: Vec<String> = std::fs::read_dir(dir.join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(checkpoints.contains(&"step-00000020".to_string()), "{checkpoints:?}");
+    assert!(checkpoints.len() <= 2, "{checkpoints:?}"); // keep_checkpoints = 2
+    let events = std::fs::read_dir(dir.join("tensorboard")).unwrap().count();
+    assert!(events >= 2, "{events} event files");
+    let best = std::fs::read_to_string(dir.join("models/best.json")).unwrap();
+    let best_name = best.split('"').nth(3).unwrap().to_string();
+    assert!(dir.join("models").join(&best_name).is_file(), "{best}");
+    assert!(!dir.join("candidates/000002.safetensors").exists());
+    let ratings = std::fs::read_to_string(dir.join("eval/ratings.csv")).unwrap();
+    assert!(ratings.starts_with("rank,name,elo,error"), "{ratings}");
+    assert!(ratings.contains(",random,0.0,"), "{ratings}");
+
+    // Running it again does nothing; a larger budget continues.
+    let o = run(&args);
+    assert!(o.status.success());
+    assert_eq!(games_in(&dir, 3), 0);
+    let o = run(&["run", "--dir", &dir_s, "--generations", "3"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(games_in(&dir, 3), 8);
+    assert_eq!(log_generations(&dir), ["gen   0", "gen   1", "gen   2", "gen   3"]);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn killed_during_the_first_evaluation_resumes() {
+    let tmp = temp_dir("kill-early");
+    let dir = tmp.join("r");
+    let (config, dir_s) = (ci_config(), dir.display().to_string());
+    let args = ["run", "--config", config.to_str().unwrap(), "--dir", &dir_s, "--generations", "1"];
+    let printed = run_and_kill_after(&args, "new run");
+    assert_eq!(printed.len(), 1, "{printed:?}");
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(log_generations(&dir), ["gen   0", "gen   1"]);
+    assert_eq!(games_in(&dir, 1), 8);
+    assert_unique(&labels(&dir.join("eval/results.jsonl")));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn bad_configs_fail_in_one_line_naming_the_problem() {
+    let tmp = temp_dir("bad");
+    let dir_s = tmp.join("r").display().to_string();
+    let check = |body: Option<&str>, wanted: &str| {
+        let path = tmp.join("c.toml");
+        if let Some(body) = body {
+            std::fs::write(&path, body).unwrap();
+        } else {
+            let _ = std::fs::remove_file(&path);
+        }
+        let o = run(&["run", "--config", path.to_str().unwrap(), "--dir", &dir_s]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = text(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(wanted), "wanted '{wanted}' in: {err}");
+        assert!(!tmp.join("r/run.json").exists(), "nothing is started: {err}");
+    };
+    check(None, "c.toml");
+    check(Some("[run]\ngamez = 3\n"), "gamez");
+    check(Some("[run]\ngames_per_generation = \"many\"\n"), "games_per_generation");
+    check(Some("[run]\nbaselines = [\"randomm\"]\n"), "randomm");
+    check(Some("device = \"tpu\"\n"), "device");
+
+    // A run directory remembers its config: another one is refused, naming the key.
+    let ci = std::fs::read_to_string(ci_config()).unwrap();
+    let dir2 = tmp.join("r2").display().to_string();
+    let config = ci_config();
+    let o = run(&[
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--dir",
+        &dir2,
+        "--max-minutes",
+        "1e-9",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::write(tmp.join("b.toml"), ci.replace("visits = 16", "visits = 17")).unwrap();
+    let o = run(&["run", "--config", tmp.join("b.toml").to_str().unwrap(), "--dir", &dir2]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("selfplay.visits"), "{err}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
