@@ -91,14 +91,30 @@ impl NetEvaluator {
 
         for (i, request) in requests.iter().enumerate() {
             let logits = &policy[i * POLICY_SIZE..(i + 1) * POLICY_SIZE];
-            let mut priors: Vec<f32> =
-                request.moves.iter().map(|&m| logits[move_to_index(request.position, m)]).collect();
-            softmax_in_place(&mut priors);
-            let mut wdl_probs = [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]];
-            softmax_in_place(&mut wdl_probs);
-            out.push(Evaluation { priors, wdl: wdl_probs });
+            out.push(evaluation_from_logits(
+                request,
+                logits,
+                [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]],
+            ));
         }
     }
+}
+
+/// The search's view of one position from the net's raw outputs: `policy_logits` (4672, index
+/// `plane * 64 + from_square`) softmaxed over the request's legal moves only (in their order),
+/// and `wdl_logits` softmaxed into probabilities. Shared by every evaluator over this net's
+/// outputs (Burn's here, `atomzero-infer`'s own CPU path), so they agree by construction.
+pub fn evaluation_from_logits(
+    request: &EvalRequest<'_>,
+    policy_logits: &[f32],
+    wdl_logits: [f32; 3],
+) -> Evaluation {
+    let mut priors: Vec<f32> =
+        request.moves.iter().map(|&m| policy_logits[move_to_index(request.position, m)]).collect();
+    softmax_in_place(&mut priors);
+    let mut wdl = wdl_logits;
+    softmax_in_place(&mut wdl);
+    Evaluation { priors, wdl }
 }
 
 impl Evaluator for NetEvaluator {

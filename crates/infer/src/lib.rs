@@ -1,0 +1,28 @@
+//! # atomzero-infer
+//!
+//! A CPU inference path of our own for `atomzero_nn`'s residual network, for self-play: Burn's
+//! `flex` backend runs the same net several times slower than onnxruntime, and self-play is
+//! bound by inference. Measured figures are in this crate's README and `atomzero bench net`.
+//!
+//! - [`InferNet`] (`net`): the forward pass on plain `f32` buffers, one thread per call, in
+//!   chunks of positions that stay in cache; a reusable [`Workspace`].
+//! - `weights`: the tensors from the safetensors bytes `atomzero_nn` writes, checked by name,
+//!   dtype and shape, with batch norm folded into the convolutions.
+//! - `winograd`: 3×3 convolutions as Winograd F(4×4, 3×3) (36 matrix products per
+//!   convolution, a quarter of the direct multiply-adds), activations `[C][64][B]`.
+//! - `gemm`: the matrix products (matrixmultiply through ndarray's safe API).
+//! - [`InferEvaluator`] (`evaluator`): `atomzero_mcts::Evaluator`, a drop-in for
+//!   `atomzero_nn::NetEvaluator` with the same encoding and output handling.
+//!
+//! Outputs equal Burn's `Net::forward` in eval mode to within 1e-4 (tested).
+
+pub mod error;
+pub mod evaluator;
+mod gemm;
+pub mod net;
+mod weights;
+mod winograd;
+
+pub use error::InferError;
+pub use evaluator::InferEvaluator;
+pub use net::{CHUNK, InferNet, Output, Workspace};

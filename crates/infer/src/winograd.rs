@@ -1,0 +1,322 @@
+//! Winograd F(4×4, 3×3) convolution on the 8×8 board, as lc0 does it: the padded 10×10 board is
+//! four overlapping 6×6 input tiles, each giving a 4×4 output tile, so a 3×3 convolution becomes
+//! 36 independent matrix products `M[ξ] = U[ξ] · V[ξ]` (`[C_out × C_in] · [C_in × 4B]`) with a
+//! quarter of the direct convolution's multiply-adds.
+//!
+//! ```text
+//! U = G g Gᵀ   (weights, once at load)      V = Bᵀ d B   (input tiles)      Y = Aᵀ M A   (output tiles)
+//! ```
+//!
+//! Activations are laid out `[C][64][B]` (channel, square, position): every transform works on
+//! whole rows of `B` positions at once, contiguous in memory, so the loops vectorise. `V` and
+//! `M` are `[36][C][4 · B]`, column `tile · B + position`.
+
+/// `G` (6×3): the filter transform.
+const G: [[f64; 3]; 6] = [
+    [1.0 / 4.0, 0.0, 0.0],
+    [-1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0],
+    [-1.0 / 6.0, 1.0 / 6.0, -1.0 / 6.0],
+    [1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0],
+    [1.0 / 24.0, -1.0 / 12.0, 1.0 / 6.0],
+    [0.0, 0.0, 1.0],
+];
+
+/// Transformed tiles per output tile.
+pub(crate) const TILE_POINTS: usize = 36;
+/// Output tiles per board.
+pub(crate) const TILES: usize = 4;
+
+/// `U[ξ][o][i] = (G · w[o][i] · Gᵀ)[ξ]` for 3×3 weights `w [c_out][c_in][3][3]`; returns
+/// `[36][c_out][c_in]`. Computed in f64.
+pub(crate) fn transform_weights(weight: &[f32], c_out: usize, c_in: usize) -> Vec<f32> {
+    let mut u = vec![0.0f32; TILE_POINTS * c_out * c_in];
+    for o in 0..c_out {
+        for i in 0..c_in {
+            let g = &weight[(o * c_in + i) * 9..(o * c_in + i + 1) * 9];
+            // t = G · g  (6×3)
+            let mut t = [[0.0f64; 3]; 6];
+            for (r, row) in t.iter_mut().enumerate() {
+                for (c, value) in row.iter_mut().enumerate() {
+                    *value = (0..3).map(|k| G[r][k] * f64::from(g[k * 3 + c])).sum();
+                }
+            }
+            // U = t · Gᵀ  (6×6)
+            for r in 0..6 {
+                for c in 0..6 {
+                    let value: f64 = (0..3).map(|k| t[r][k] * G[c][k]).sum();
+                    u[((r * 6 + c) * c_out + o) * c_in + i] = value as f32;
+                }
+            }
+        }
+    }
+    u
+}
+
+/// Row `row` of `Bᵀ d` for six input rows `d`, written to `out` (all of `out.len()` lanes).
+#[inline(always)]
+fn bt_row(row: usize, d: [&[f32]; 6], out: &mut [f32]) {
+    let n = out.len();
+    let [d0, d1, d2, d3, d4, d5] = d.map(|s| &s[..n]);
+    match row {
+        0 => {
+            for l in 0..n {
+                out[l] = 4.0 * d0[l] - 5.0 * d2[l] + d4[l];
+            }
+        }
+        1 => {
+            for l in 0..n {
+                out[l] = -4.0 * (d1[l] + d2[l]) + d3[l] + d4[l];
+            }
+        }
+        2 => {
+            for l in 0..n {
+                out[l] = 4.0 * (d1[l] - d2[l]) - d3[l] + d4[l];
+            }
+        }
+        3 => {
+            for l in 0..n {
+                out[l] = 2.0 * (d3[l] - d1[l]) - d2[l] + d4[l];
+            }
+        }
+        4 => {
+            for l in 0..n {
+                out[l] = 2.0 * (d1[l] - d3[l]) - d2[l] + d4[l];
+            }
+        }
+        _ => {
+            for l in 0..n {
+                out[l] = 4.0 * d1[l] - 5.0 * d3[l] + d5[l];
+            }
+        }
+    }
+}
+
+/// Row `row` of `Aᵀ m` for six rows `m`, written to `out`.
+#[inline(always)]
+fn at_row(row: usize, m: [&[f32]; 6], out: &mut [f32]) {
+    let n = out.len();
+    let [m0, m1, m2, m3, m4, m5] = m.map(|s| &s[..n]);
+    match row {
+        0 => {
+            for l in 0..n {
+                out[l] = m0[l] + (m1[l] + m2[l]) + (m3[l] + m4[l]);
+            }
+        }
+        1 => {
+            for l in 0..n {
+                out[l] = (m1[l] - m2[l]) + 2.0 * (m3[l] - m4[l]);
+            }
+        }
+        2 => {
+            for l in 0..n {
+                out[l] = (m1[l] + m2[l]) + 4.0 * (m3[l] + m4[l]);
+            }
+        }
+        _ => {
+            for l in 0..n {
+                out[l] = (m1[l] - m2[l]) + 8.0 * (m3[l] - m4[l]) + m5[l];
+            }
+        }
+    }
+}
+
+/// `V = Bᵀ d B` for every channel, board and tile. `input` is `[c_in][64][nb]`, `v` gets
+/// `[36][c_in][4 · nb]`; `zeros` holds at least `nb` zeros (the padding), `tmp` at least
+/// `36 · nb` values of scratch.
+pub(crate) fn input_transform(
+    input: &[f32],
+    c_in: usize,
+    nb: usize,
+    v: &mut [f32],
+    zeros: &[f32],
+    tmp: &mut [f32],
+) {
+    let zeros = &zeros[..nb];
+    let tmp = &mut tmp[..TILE_POINTS * nb];
+    let v_stride = c_in * TILES * nb; // between consecutive ξ
+    for c in 0..c_in {
+        let board = &input[c * 64 * nb..(c + 1) * 64 * nb];
+        let square = |row: isize, col: isize| -> &[f32] {
+            if (0..8).contains(&row) && (0..8).contains(&col) {
+                let sq = (row * 8 + col) as usize;
+                &board[sq * nb..(sq + 1) * nb]
+            } else {
+                zeros
+            }
+        };
+        for tile in 0..TILES {
+            let (y0, x0) = (4 * (tile / 2) as isize - 1, 4 * (tile % 2) as isize - 1);
+            // Columns: tmp[i][j] = (Bᵀ d)[i][j].
+            for j in 0..6 {
+                let x = x0 + j as isize;
+                let d = [0, 1, 2, 3, 4, 5].map(|k| square(y0 + k, x));
+                for i in 0..6 {
+                    bt_row(i, d, &mut tmp[(i * 6 + j) * nb..(i * 6 + j + 1) * nb]);
+                }
+            }
+            // Rows: V[i][j] = (tmp B)[i][j] = Σ_k tmp[i][k] Bᵀ[j][k].
+            let column = (c * TILES + tile) * nb;
+            for i in 0..6 {
+                let e = [0, 1, 2, 3, 4, 5].map(|k| &tmp[(i * 6 + k) * nb..(i * 6 + k + 1) * nb]);
+                // `tmp` is read-only here; the results go to `v`.
+                let e: [&[f32]; 6] = e;
+                for j in 0..6 {
+                    let at = (i * 6 + j) * v_stride + column;
+                    bt_row(j, e, &mut v[at..at + nb]);
+                }
+            }
+        }
+    }
+}
+
+/// What happens to a convolution's output after its bias is added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Epilogue {
+    /// `out = y + bias`.
+    Linear,
+    /// `out = max(y + bias, 0)`.
+    Relu,
+    /// `out = max(y + bias + out, 0)`: the residual connection, `out` holding the skip input.
+    ResidualRelu,
+}
+
+/// `Y = Aᵀ M A` for every output channel, board and tile, plus `bias`, through `epilogue`,
+/// into `out` (`[c_out][64][nb]`). `m` is `[36][c_out][4 · nb]`; `tmp` holds at least
+/// `(24 + 1) · nb` values.
+pub(crate) fn output_transform(
+    m: &[f32],
+    c_out: usize,
+    nb: usize,
+    bias: &[f32],
+    epilogue: Epilogue,
+    out: &mut [f32],
+    tmp: &mut [f32],
+) {
+    let (tmp, y) = tmp[..25 * nb].split_at_mut(24 * nb);
+    let m_stride = c_out * TILES * nb;
+    for o in 0..c_out {
+        let b = bias[o];
+        let board = &mut out[o * 64 * nb..(o + 1) * 64 * nb];
+        for tile in 0..TILES {
+            let column = (o * TILES + tile) * nb;
+            // Columns: tmp[i][j] = (Aᵀ M)[i][j], i < 4.
+            for j in 0..6 {
+                let rows = [0, 1, 2, 3, 4, 5].map(|k| {
+                    let at = (k * 6 + j) * m_stride + column;
+                    &m[at..at + nb]
+                });
+                for i in 0..4 {
+                    at_row(i, rows, &mut tmp[(i * 6 + j) * nb..(i * 6 + j + 1) * nb]);
+                }
+            }
+            // Rows: Y[i][j] = Σ_k tmp[i][k] Aᵀ[j][k].
+            let (row0, col0) = (4 * (tile / 2), 4 * (tile % 2));
+            for i in 0..4 {
+                let e = [0, 1, 2, 3, 4, 5].map(|k| &tmp[(i * 6 + k) * nb..(i * 6 + k + 1) * nb]);
+                for j in 0..4 {
+                    at_row(j, e, y);
+                    let sq = (row0 + i) * 8 + col0 + j;
+                    let dst = &mut board[sq * nb..(sq + 1) * nb];
+                    let y = &y[..nb];
+                    match epilogue {
+                        Epilogue::Linear => {
+                            for l in 0..nb {
+                                dst[l] = y[l] + b;
+                            }
+                        }
+                        Epilogue::Relu => {
+                            for l in 0..nb {
+                                dst[l] = (y[l] + b).max(0.0);
+                            }
+                        }
+                        Epilogue::ResidualRelu => {
+                            for l in 0..nb {
+                                dst[l] = (y[l] + b + dst[l]).max(0.0);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gemm::gemm;
+
+    /// Direct 3×3 "same" cross-correlation (Burn's conv2d) on `[c][64][nb]` data.
+    fn direct(input: &[f32], w: &[f32], c_in: usize, c_out: usize, nb: usize) -> Vec<f32> {
+        let mut out = vec![0.0f32; c_out * 64 * nb];
+        for o in 0..c_out {
+            for b in 0..nb {
+                for y in 0..8i32 {
+                    for x in 0..8i32 {
+                        let mut acc = 0.0f64;
+                        for i in 0..c_in {
+                            for ky in 0..3i32 {
+                                for kx in 0..3i32 {
+                                    let (yy, xx) = (y + ky - 1, x + kx - 1);
+                                    if (0..8).contains(&yy) && (0..8).contains(&xx) {
+                                        let sq = (yy * 8 + xx) as usize;
+                                        acc += f64::from(
+                                            w[(o * c_in + i) * 9 + (ky * 3 + kx) as usize],
+                                        ) * f64::from(input[(i * 64 + sq) * nb + b]);
+                                    }
+                                }
+                            }
+                        }
+                        out[(o * 64 + (y * 8 + x) as usize) * nb + b] = acc as f32;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn winograd_equals_direct_convolution() {
+        let (c_in, c_out) = (5, 7);
+        let mut state = 12345u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        for nb in [1, 3, 16] {
+            let input: Vec<f32> = (0..c_in * 64 * nb).map(|_| next()).collect();
+            let w: Vec<f32> = (0..c_out * c_in * 9).map(|_| next()).collect();
+            let expected = direct(&input, &w, c_in, c_out, nb);
+
+            let u = transform_weights(&w, c_out, c_in);
+            let mut v = vec![0.0; TILE_POINTS * c_in * TILES * nb];
+            let mut m = vec![0.0; TILE_POINTS * c_out * TILES * nb];
+            let mut tmp = vec![0.0; TILE_POINTS * nb];
+            input_transform(&input, c_in, nb, &mut v, &vec![0.0; nb], &mut tmp);
+            let columns = TILES * nb;
+            for xi in 0..TILE_POINTS {
+                gemm(
+                    c_out,
+                    c_in,
+                    columns,
+                    &u[xi * c_out * c_in..(xi + 1) * c_out * c_in],
+                    &v[xi * c_in * columns..(xi + 1) * c_in * columns],
+                    &mut m[xi * c_out * columns..(xi + 1) * c_out * columns],
+                );
+            }
+            let mut out = vec![0.0; c_out * 64 * nb];
+            output_transform(
+                &m,
+                c_out,
+                nb,
+                &vec![0.0; c_out],
+                Epilogue::Linear,
+                &mut out,
+                &mut tmp,
+            );
+            for (a, b) in out.iter().zip(&expected) {
+                assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+            }
+        }
+    }
+}
