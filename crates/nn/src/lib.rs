@@ -11,6 +11,8 @@
 //!   atomically and checked on load.
 //! - [`NetEvaluator`]: batched inference behind `atomzero_mcts::Evaluator`.
 //! - `train`: the masked policy and WDL losses and an AdamW [`Trainer`] step.
+//! - [`export`]: the inference graph as an ONNX model (batch norm folded, dynamic batch,
+//!   metadata describing the encoding and the policy layout).
 //!
 //! Burn 0.22 has no backend type parameter: modules are plain structs, tensors are `Tensor<D>`
 //! and the backend is chosen at run time by the [`Device`](burn::tensor::Device).
@@ -19,6 +21,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod device;
 pub mod evaluator;
+pub mod export;
 pub mod model;
 pub mod train;
 
@@ -30,5 +33,6 @@ pub use checkpoint::{
 pub use config::{ConfigError, FieldDifference, NetConfig};
 pub use device::{DeviceError, DeviceKind, check_device};
 pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator};
+pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx};
 pub use model::{Net, NetOutput};
 pub use train::{BatchShapeError, LossValues, Losses, TrainBatch, TrainConfig, Trainer, losses};

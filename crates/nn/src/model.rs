@@ -33,8 +33,8 @@ pub struct NetOutput {
 /// A convolution without bias followed by batch norm.
 #[derive(Module, Debug)]
 pub struct ConvBn {
-    conv: Conv2d,
-    norm: BatchNorm,
+    pub(crate) conv: Conv2d,
+    pub(crate) norm: BatchNorm,
 }
 
 impl ConvBn {
@@ -59,8 +59,8 @@ impl ConvBn {
 /// (sigmoid) and bias: `y = sigmoid(g) * x + b`.
 #[derive(Module, Debug)]
 pub struct SqueezeExcitation {
-    squeeze: Linear,
-    excite: Linear,
+    pub(crate) squeeze: Linear,
+    pub(crate) excite: Linear,
 }
 
 impl SqueezeExcitation {
@@ -88,9 +88,9 @@ impl SqueezeExcitation {
 /// conv3x3-BN-ReLU-conv3x3-BN, optional SE, plus the skip connection, then ReLU.
 #[derive(Module, Debug)]
 pub struct ResidualBlock {
-    first: ConvBn,
-    second: ConvBn,
-    se: Option<SqueezeExcitation>,
+    pub(crate) first: ConvBn,
+    pub(crate) second: ConvBn,
+    pub(crate) se: Option<SqueezeExcitation>,
 }
 
 impl ResidualBlock {
@@ -108,13 +108,14 @@ impl ResidualBlock {
 /// The whole network. Build one with [`NetConfig::init`].
 #[derive(Module, Debug)]
 pub struct Net {
-    stem: ConvBn,
-    tower: Vec<ResidualBlock>,
-    policy_conv: ConvBn,
-    policy_out: Conv2d,
-    value_conv: ConvBn,
-    value_hidden: Linear,
-    value_out: Linear,
+    // `pub(crate)` for the ONNX exporter (`crate::export`), which folds these layers.
+    pub(crate) stem: ConvBn,
+    pub(crate) tower: Vec<ResidualBlock>,
+    pub(crate) policy_conv: ConvBn,
+    pub(crate) policy_out: Conv2d,
+    pub(crate) value_conv: ConvBn,
+    pub(crate) value_hidden: Linear,
+    pub(crate) value_out: Linear,
     /// The architecture this net was built from (not a parameter).
     #[module(skip)]
     config: NetConfig,
