@@ -3,6 +3,7 @@
 
 mod bench_cmd;
 mod config;
+mod export_cmd;
 mod fsutil;
 mod match_cmd;
 mod models;
@@ -42,6 +43,8 @@ enum Command {
     Gate(match_cmd::GateArgs),
     /// Run as a UCI engine (for GUIs, cutechess-cli, python-chess, lichess-bot).
     Uci(uci_cmd::UciArgs),
+    /// Export a network as ONNX or safetensors (+ JSON sidecar).
+    Export(export_cmd::ExportArgs),
     /// Throughput benchmarks (search, network).
     Bench(bench_cmd::BenchArgs),
 }
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Match(args) => match_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Gate(args) => match_cmd::run_gate(args).map(|()| ExitCode::SUCCESS),
         Command::Uci(args) => uci_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Export(args) => export_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {
