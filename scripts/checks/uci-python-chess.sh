@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The UCI engine driven by python-chess (pinned in scripts/requirements.txt), as GUIs and
+# lichess-bot drive it: scripts/uci_check.py plays whole atomic games through
+# chess.engine.SimpleEngine on python-chess's AtomicBoard (UCI_Variant=atomic, every move
+# checked legal there), with a freshly initialised tiny net (exported as safetensors) and with
+# no model (the documented pure-MCTS fallback); checks `go infinite` + `stop`, junk input
+# followed by `isready`, and 1+0.1 games against the clock. Skips (exit 0, with the reason)
+# only if the Python packages cannot be installed. About 10 s.
+#
+# Usage: bash scripts/checks/uci-python-chess.sh   (also run by scripts/test.sh)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/atomzero/target}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! python=$(bash scripts/python-env.sh 2> "$work/env.err"); then
+  reason=$(grep -v '^[[:space:]]*$' "$work/env.err" | tail -n 1)
+  echo "SKIP uci-python-chess: could not install python-chess (${reason:-scripts/python-env.sh failed})"
+  exit 0
+fi
+
+cargo build --release --locked -p atomzero --quiet
+bin="$CARGO_TARGET_DIR/release/atomzero"
+
+"$bin" export --model random --seed 1 --out "$work/net.safetensors" > /dev/null
+"$python" scripts/uci_check.py --engine "$bin" --model "$work/net.safetensors"
+"$python" scripts/uci_check.py --engine "$bin"
