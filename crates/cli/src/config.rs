@@ -221,6 +221,25 @@ mod tests {
     }
 
     #[test]
+    fn every_shipped_config_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let config = Config::load(Some(&path)).unwrap();
+                // The resolved form parses back to the same config.
+                let back = Config::from_toml(&config.to_toml().unwrap(), "resolved").unwrap();
+                assert_eq!(back, config, "{}", path.display());
+                seen += 1;
+            }
+        }
+        assert!(seen >= 3, "tiny, default and ci configs");
+        let default = Config::load(Some(&dir.join("default.toml"))).unwrap();
+        assert_eq!((default.net.blocks, default.net.filters), (10, 128));
+    }
+
+    #[test]
     fn unknown_keys_and_wrong_types_are_named() {
         let err = Config::from_toml("variant = \"atomic\"\n[selfplay]\nvisitz = 3\n", "x.toml")
             .unwrap_err()

@@ -24,35 +24,75 @@ use atomzero_nn::burn::store::{ModuleSnapshot, SafetensorsStore};
 use atomzero_nn::{DeviceKind, Net, NetConfig, NetMetadata};
 
 use crate::error::InferError;
-use crate::gemm::gemm;
-use crate::weights::{self, ConvWeights, DenseWeights, NetWeights, SeWeights};
+use crate::gemm::{PackedA, gemm, gemm_strided};
+use crate::weights::{self, ConvWeights, DenseWeights, NetWeights};
 use crate::winograd::{self, Epilogue, TILE_POINTS, TILES};
 
-/// Positions per chunk of a forward pass (measured: see the crate README).
+/// Default positions per chunk of a forward pass (measured: see the crate README).
 pub const CHUNK: usize = 32;
 
-/// A 3×3 convolution in the Winograd domain: `u [36][c_out][c_in]`.
+/// Chunks of at most this many positions run their 3×3 convolutions directly (nine shifted
+/// products over a zero-padded board) instead of Winograd, whose products have only `4 · nb`
+/// columns and whose transforms do not pay off for so few positions (measured).
+pub const DIRECT_MAX_CHUNK: usize = 2;
+
+/// Columns of the padded 10×10 board from the first interior square (1, 1) to the last
+/// (8, 8): the direct convolution computes these 78 and keeps the 64 interior ones.
+const PADDED_SPAN: usize = 78;
+
+/// A 3×3 convolution: its weights in the Winograd domain (`u[ξ]`, `c_out × c_in` each) and
+/// per tap (`taps[ky · 3 + kx]`, `c_out × c_in`) for the direct path.
 #[derive(Clone, Debug)]
 struct Conv3x3 {
     c_in: usize,
     c_out: usize,
-    u: Vec<f32>,
+    u: Vec<PackedA>,
+    taps: Vec<PackedA>,
     bias: Vec<f32>,
 }
 
 impl Conv3x3 {
     fn new(w: &ConvWeights) -> Conv3x3 {
+        let u = winograd::transform_weights(&w.weight, w.c_out, w.c_in);
+        let per = w.c_out * w.c_in;
+        let taps = (0..9)
+            .map(|tap| {
+                let a: Vec<f32> = (0..per).map(|oi| w.weight[oi * 9 + tap]).collect();
+                PackedA::new(&a, w.c_out, w.c_in)
+            })
+            .collect();
         Conv3x3 {
             c_in: w.c_in,
             c_out: w.c_out,
-            u: winograd::transform_weights(&w.weight, w.c_out, w.c_in),
+            u: u.chunks_exact(per).map(|a| PackedA::new(a, w.c_out, w.c_in)).collect(),
+            taps,
             bias: w.bias.clone(),
         }
     }
 
-    /// `input [c_in][64][nb]` → `ws.m`, the products in the Winograd domain. The output
-    /// transform ([`Conv3x3::finish`]) may then write over `input`.
+    /// `input [c_in][64][nb]` → `scratch.m`: the Winograd products, or for small chunks the
+    /// direct convolution on the padded board. [`Conv3x3::finish`] may then overwrite `input`.
     fn products(&self, input: &[f32], nb: usize, scratch: &mut Scratch) {
+        if nb <= DIRECT_MAX_CHUNK {
+            // Padded board [c_in][100][nb], zero border; tap (ky, kx) reads the window shifted
+            // by (ky − 1) · 10 + kx − 1 squares.
+            let padded = sized(&mut scratch.v, self.c_in * 100 * nb);
+            padded.fill(0.0);
+            for (dst, src) in padded.chunks_exact_mut(100 * nb).zip(input.chunks_exact(64 * nb)) {
+                for row in 0..8 {
+                    let at = ((row + 1) * 10 + 1) * nb;
+                    dst[at..at + 8 * nb].copy_from_slice(&src[row * 8 * nb..(row + 1) * 8 * nb]);
+                }
+            }
+            let columns = PADDED_SPAN * nb;
+            let m = sized(&mut scratch.m, self.c_out * columns);
+            for (tap, a) in self.taps.iter().enumerate() {
+                // Output span column p is padded square 11 + p; its tap reads 11 + p + shift.
+                let offset = ((tap / 3) * 10 + tap % 3) * nb;
+                gemm_strided(a, &padded[offset..], 100 * nb, columns, m, tap > 0);
+            }
+            return;
+        }
         let columns = TILES * nb;
         let v = sized(&mut scratch.v, TILE_POINTS * self.c_in * columns);
         let m = sized(&mut scratch.m, TILE_POINTS * self.c_out * columns);
@@ -60,22 +100,34 @@ impl Conv3x3 {
         zeros.fill(0.0);
         let tmp = sized(&mut scratch.tmp, TILE_POINTS * nb);
         winograd::input_transform(input, self.c_in, nb, v, zeros, tmp);
-        let (a_len, b_len, c_len) =
-            (self.c_out * self.c_in, self.c_in * columns, self.c_out * columns);
-        for xi in 0..TILE_POINTS {
-            gemm(
-                self.c_out,
-                self.c_in,
-                columns,
-                &self.u[xi * a_len..(xi + 1) * a_len],
-                &v[xi * b_len..(xi + 1) * b_len],
-                &mut m[xi * c_len..(xi + 1) * c_len],
-            );
+        let (b_len, c_len) = (self.c_in * columns, self.c_out * columns);
+        for (xi, u) in self.u.iter().enumerate() {
+            gemm(u, &v[xi * b_len..(xi + 1) * b_len], columns, &mut m[xi * c_len..(xi + 1) * c_len]);
         }
     }
 
-    /// The output transform of the last [`Conv3x3::products`] into `out [c_out][64][nb]`.
+    /// The output of the last [`Conv3x3::products`], plus bias, through `epilogue`, into
+    /// `out [c_out][64][nb]`.
     fn finish(&self, nb: usize, epilogue: Epilogue, out: &mut [f32], scratch: &mut Scratch) {
+        if nb <= DIRECT_MAX_CHUNK {
+            let columns = PADDED_SPAN * nb;
+            let m = &scratch.m[..self.c_out * columns];
+            for ((dst, src), &b) in
+                out.chunks_exact_mut(64 * nb).zip(m.chunks_exact(columns)).zip(&self.bias)
+            {
+                for row in 0..8 {
+                    // Padded (row + 1, 1) is column (row + 1) · 10 + 1 − 11 of the span.
+                    let from = row * 10 * nb;
+                    winograd::apply_epilogue(
+                        &src[from..from + 8 * nb],
+                        b,
+                        epilogue,
+                        &mut dst[row * 8 * nb..(row + 1) * 8 * nb],
+                    );
+                }
+            }
+            return;
+        }
         let m = &scratch.m[..TILE_POINTS * self.c_out * TILES * nb];
         let tmp = sized(&mut scratch.tmp, TILE_POINTS * nb);
         winograd::output_transform(m, self.c_out, nb, &self.bias, epilogue, out, tmp);
@@ -85,43 +137,68 @@ impl Conv3x3 {
 /// A 1×1 convolution: `w [c_out][c_in]`.
 #[derive(Clone, Debug)]
 struct Conv1x1 {
-    c_in: usize,
-    c_out: usize,
-    w: Vec<f32>,
+    w: PackedA,
     bias: Vec<f32>,
 }
 
 impl Conv1x1 {
     fn new(w: &ConvWeights) -> Conv1x1 {
-        Conv1x1 { c_in: w.c_in, c_out: w.c_out, w: w.weight.clone(), bias: w.bias.clone() }
+        Conv1x1 { w: PackedA::new(&w.weight, w.c_out, w.c_in), bias: w.bias.clone() }
+    }
+
+    fn c_out(&self) -> usize {
+        self.w.rows()
     }
 
     /// `out [c_out][64 · nb] = w · input [c_in][64 · nb] + bias`, then ReLU if `relu`.
     fn forward(&self, input: &[f32], nb: usize, relu: bool, out: &mut [f32]) {
-        let columns = 64 * nb;
-        let out = &mut out[..self.c_out * columns];
-        gemm(self.c_out, self.c_in, columns, &self.w, &input[..self.c_in * columns], out);
-        for (row, &b) in out.chunks_exact_mut(columns).zip(&self.bias) {
-            if relu {
-                row.iter_mut().for_each(|v| *v = (*v + b).max(0.0));
-            } else {
-                row.iter_mut().for_each(|v| *v += b);
-            }
-        }
+        forward_linear(&self.w, &self.bias, input, 64 * nb, relu, out);
     }
 }
 
-/// `out [nb][d_out] = input [nb][d_in] · w + bias`, then ReLU if `relu`.
-fn dense(layer: &DenseWeights, input: &[f32], nb: usize, relu: bool, out: &mut [f32]) {
-    let out = &mut out[..nb * layer.d_out];
-    gemm(nb, layer.d_in, layer.d_out, &input[..nb * layer.d_in], &layer.weight, out);
-    for row in out.chunks_exact_mut(layer.d_out) {
-        for (v, &b) in row.iter_mut().zip(&layer.bias) {
-            *v += b;
-            if relu {
-                *v = v.max(0.0);
+/// A fully connected layer applied to features laid out `[d_in][nb]` (feature-major, as the
+/// activations are): `out [d_out][nb] = wᵀ · input + bias`.
+#[derive(Clone, Debug)]
+struct Dense {
+    w_t: PackedA,
+    bias: Vec<f32>,
+}
+
+impl Dense {
+    /// From Burn's `weight [d_in][d_out]`.
+    fn new(w: &DenseWeights) -> Dense {
+        let mut transposed = vec![0.0f32; w.d_in * w.d_out];
+        for i in 0..w.d_in {
+            for o in 0..w.d_out {
+                transposed[o * w.d_in + i] = w.weight[i * w.d_out + o];
             }
         }
+        Dense { w_t: PackedA::new(&transposed, w.d_out, w.d_in), bias: w.bias.clone() }
+    }
+
+    fn d_out(&self) -> usize {
+        self.w_t.rows()
+    }
+
+    fn forward(&self, input: &[f32], nb: usize, relu: bool, out: &mut [f32]) {
+        forward_linear(&self.w_t, &self.bias, input, nb, relu, out);
+    }
+}
+
+/// `out [rows][columns] = w · input [w.cols()][columns] + bias` (per row), ReLU if `relu`.
+fn forward_linear(
+    w: &PackedA,
+    bias: &[f32],
+    input: &[f32],
+    columns: usize,
+    relu: bool,
+    out: &mut [f32],
+) {
+    let out = &mut out[..w.rows() * columns];
+    gemm(w, &input[..w.cols() * columns], columns, out);
+    let epilogue = if relu { Epilogue::Relu } else { Epilogue::Linear };
+    for (row, &b) in out.chunks_exact_mut(columns).zip(bias) {
+        winograd::apply_epilogue_in_place(row, b, epilogue);
     }
 }
 
@@ -129,7 +206,14 @@ fn dense(layer: &DenseWeights, input: &[f32], nb: usize, relu: bool, out: &mut [
 struct Block {
     first: Conv3x3,
     second: Conv3x3,
-    se: Option<SeWeights>,
+    se: Option<Se>,
+}
+
+/// Squeeze-excitation: `squeeze [F → H]`, `excite [H → 2F]` (gate, then bias).
+#[derive(Clone, Debug)]
+struct Se {
+    squeeze: Dense,
+    excite: Dense,
 }
 
 /// The residual net, ready for CPU inference: batch norm folded, 3×3 weights in the Winograd
@@ -143,8 +227,9 @@ pub struct InferNet {
     policy_conv: Conv3x3,
     policy_out: Conv1x1,
     value_conv: Conv1x1,
-    value_hidden: DenseWeights,
-    value_out: DenseWeights,
+    value_hidden: Dense,
+    value_out: Dense,
+    chunk: usize,
 }
 
 /// What a forward pass returns: `policy [n, 4672]` logits (index `plane * 64 + square`) and
@@ -192,15 +277,25 @@ impl InferNet {
                 .map(|b| Block {
                     first: Conv3x3::new(&b.first),
                     second: Conv3x3::new(&b.second),
-                    se: b.se.clone(),
+                    se: b.se.as_ref().map(|se| Se {
+                        squeeze: Dense::new(&se.squeeze),
+                        excite: Dense::new(&se.excite),
+                    }),
                 })
                 .collect(),
             policy_conv: Conv3x3::new(&w.policy_conv),
             policy_out: Conv1x1::new(&w.policy_out),
             value_conv: Conv1x1::new(&w.value_conv),
-            value_hidden: w.value_hidden.clone(),
-            value_out: w.value_out.clone(),
+            value_hidden: Dense::new(&w.value_hidden),
+            value_out: Dense::new(&w.value_out),
+            chunk: CHUNK,
         }
+    }
+
+    /// Sets the positions per chunk (at least 1; default [`CHUNK`]).
+    pub fn with_chunk(mut self, chunk: usize) -> InferNet {
+        self.chunk = chunk.max(1);
+        self
     }
 
     /// The architecture.
@@ -251,7 +346,7 @@ impl InferNet {
         check("wdl", wdl.len(), 3)?;
         let mut start = 0;
         while start < batch {
-            let nb = CHUNK.min(batch - start);
+            let nb = self.chunk.min(batch - start);
             self.forward_chunk(
                 &input[start * per_input..(start + nb) * per_input],
                 nb,
@@ -313,59 +408,51 @@ impl InferNet {
             }
         }
 
-        // Value head.
-        let channels = self.value_conv.c_out;
-        let v = sized(&mut head.value, channels * 64 * nb);
+        // Value head: the 1×1 conv's `[C][64][nb]` is the flattened `[C · 64][nb]` the
+        // linear layers take (Burn flattens NCHW, index `c * 64 + square`).
+        let v = sized(&mut head.value, self.value_conv.c_out() * 64 * nb);
         self.value_conv.forward(x, nb, true, v);
-        let flat = sized(&mut head.value_flat, channels * 64 * nb);
-        for (i, row) in v.chunks_exact(nb).enumerate() {
+        let hidden = sized(&mut head.value_hidden, self.value_hidden.d_out() * nb);
+        self.value_hidden.forward(v, nb, true, hidden);
+        let out = sized(&mut head.wdl, 3 * nb);
+        self.value_out.forward(hidden, nb, false, out);
+        for (i, row) in out.chunks_exact(nb).enumerate() {
             for (b, &value) in row.iter().enumerate() {
-                flat[b * channels * 64 + i] = value;
+                wdl[b * 3 + i] = value;
             }
         }
-        let hidden = sized(&mut head.value_hidden, nb * self.value_hidden.d_out);
-        dense(&self.value_hidden, flat, nb, true, hidden);
-        dense(&self.value_out, hidden, nb, false, wdl);
     }
 }
 
 /// lc0's squeeze-excitation on `y` (the block's second convolution), then the residual and
 /// ReLU into `x`: `x = max(y · sigmoid(g) + b + x, 0)`, `(g, b)` from the pooled `y`.
-fn squeeze_excite(
-    se: &SeWeights,
-    y: &[f32],
-    x: &mut [f32],
-    filters: usize,
-    nb: usize,
-    head: &mut HeadBuffers,
-) {
-    let pooled = sized(&mut head.se_pooled, nb * filters);
-    let sums = sized(&mut head.se_sums, nb);
-    for (c, channel) in y.chunks_exact(64 * nb).enumerate() {
+fn squeeze_excite(se: &Se, y: &[f32], x: &mut [f32], filters: usize, nb: usize, head: &mut HeadBuffers) {
+    // Mean over the squares: pooled [F][nb].
+    let pooled = sized(&mut head.se_pooled, filters * nb);
+    for (sums, channel) in pooled.chunks_exact_mut(nb).zip(y.chunks_exact(64 * nb)) {
         sums.fill(0.0);
         for row in channel.chunks_exact(nb) {
             for (s, &v) in sums.iter_mut().zip(row) {
                 *s += v;
             }
         }
-        for (b, &s) in sums.iter().enumerate() {
-            pooled[b * filters + c] = s / 64.0;
-        }
+        sums.iter_mut().for_each(|s| *s /= 64.0);
     }
-    let hidden = sized(&mut head.se_hidden, nb * se.squeeze.d_out);
-    dense(&se.squeeze, pooled, nb, true, hidden);
-    let excited = sized(&mut head.se_excited, nb * 2 * filters);
-    dense(&se.excite, hidden, nb, false, excited);
+    let hidden = sized(&mut head.se_hidden, se.squeeze.d_out() * nb);
+    se.squeeze.forward(pooled, nb, true, hidden);
+    let excited = sized(&mut head.se_excited, 2 * filters * nb); // [2F][nb]: gates, then biases
+    se.excite.forward(hidden, nb, false, excited);
+    let (gates, shifts) = excited.split_at_mut(filters * nb);
+    for g in gates.iter_mut() {
+        *g = 1.0 / (1.0 + (-*g).exp());
+    }
 
-    let gate = sized(&mut head.se_gate, nb);
-    let shift = sized(&mut head.se_shift, nb);
-    for (c, (channel_x, channel_y)) in
-        x.chunks_exact_mut(64 * nb).zip(y.chunks_exact(64 * nb)).enumerate()
+    for (((channel_x, channel_y), gate), shift) in x
+        .chunks_exact_mut(64 * nb)
+        .zip(y.chunks_exact(64 * nb))
+        .zip(gates.chunks_exact(nb))
+        .zip(shifts.chunks_exact(nb))
     {
-        for b in 0..nb {
-            gate[b] = 1.0 / (1.0 + (-excited[b * 2 * filters + c]).exp());
-            shift[b] = excited[b * 2 * filters + filters + c];
-        }
         for (row_x, row_y) in channel_x.chunks_exact_mut(nb).zip(channel_y.chunks_exact(nb)) {
             for l in 0..nb {
                 row_x[l] = (row_y[l] * gate[l] + shift[l] + row_x[l]).max(0.0);
@@ -388,14 +475,11 @@ struct Scratch {
 struct HeadBuffers {
     policy: Vec<f32>,
     value: Vec<f32>,
-    value_flat: Vec<f32>,
     value_hidden: Vec<f32>,
+    wdl: Vec<f32>,
     se_pooled: Vec<f32>,
-    se_sums: Vec<f32>,
     se_hidden: Vec<f32>,
     se_excited: Vec<f32>,
-    se_gate: Vec<f32>,
-    se_shift: Vec<f32>,
 }
 
 /// Buffers of one forward pass, grown on first use and reused by later calls (one per thread).

@@ -217,34 +217,39 @@ pub(crate) fn output_transform(
                     at_row(j, e, y);
                     let sq = (row0 + i) * 8 + col0 + j;
                     let dst = &mut board[sq * nb..(sq + 1) * nb];
-                    let y = &y[..nb];
-                    match epilogue {
-                        Epilogue::Linear => {
-                            for l in 0..nb {
-                                dst[l] = y[l] + b;
-                            }
-                        }
-                        Epilogue::Relu => {
-                            for l in 0..nb {
-                                dst[l] = (y[l] + b).max(0.0);
-                            }
-                        }
-                        Epilogue::ResidualRelu => {
-                            for l in 0..nb {
-                                dst[l] = (y[l] + b + dst[l]).max(0.0);
-                            }
-                        }
-                    }
+                    apply_epilogue(y, b, epilogue, dst);
                 }
             }
         }
     }
 }
 
+/// `dst = epilogue(y + bias)` (reading `dst` as the skip input for [`Epilogue::ResidualRelu`]).
+#[inline]
+pub(crate) fn apply_epilogue(y: &[f32], bias: f32, epilogue: Epilogue, dst: &mut [f32]) {
+    let y = &y[..dst.len()];
+    match epilogue {
+        Epilogue::Linear => dst.iter_mut().zip(y).for_each(|(d, &v)| *d = v + bias),
+        Epilogue::Relu => dst.iter_mut().zip(y).for_each(|(d, &v)| *d = (v + bias).max(0.0)),
+        Epilogue::ResidualRelu => {
+            dst.iter_mut().zip(y).for_each(|(d, &v)| *d = (v + bias + *d).max(0.0))
+        }
+    }
+}
+
+/// `row = epilogue(row + bias)` for [`Epilogue::Linear`] and [`Epilogue::Relu`].
+#[inline]
+pub(crate) fn apply_epilogue_in_place(row: &mut [f32], bias: f32, epilogue: Epilogue) {
+    match epilogue {
+        Epilogue::Relu => row.iter_mut().for_each(|v| *v = (*v + bias).max(0.0)),
+        _ => row.iter_mut().for_each(|v| *v += bias),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gemm::gemm;
+    use crate::gemm::{PackedA, gemm};
 
     /// Direct 3×3 "same" cross-correlation (Burn's conv2d) on `[c][64][nb]` data.
     fn direct(input: &[f32], w: &[f32], c_in: usize, c_out: usize, nb: usize) -> Vec<f32> {
@@ -296,10 +301,7 @@ mod tests {
             let columns = TILES * nb;
             for xi in 0..TILE_POINTS {
                 gemm(
-                    c_out,
-                    c_in,
-                    columns,
-                    &u[xi * c_out * c_in..(xi + 1) * c_out * c_in],
+                    &PackedA::new(&u[xi * c_out * c_in..(xi + 1) * c_out * c_in], c_out, c_in),
                     &v[xi * c_in * columns..(xi + 1) * c_in * columns],
                     &mut m[xi * c_out * columns..(xi + 1) * c_out * columns],
                 );
