@@ -431,7 +431,8 @@ impl Loop<'_> {
     fn init(&mut self) -> Result<()> {
         let name = model_name(0);
         let path = self.dir.model(&name);
-        if !path.exists() {
+        // Weights and sidecar are written in that order: both present means the save finished.
+        if !(path.exists() && atomzero_nn::sidecar_path(&path).exists()) {
             let device = self.config.device()?.device().map_err(|e| anyhow!("{e}"))?;
             device.seed(self.config.seed);
             let net = self.config.net.init(&device).map_err(|e| anyhow!("{e}"))?;
