@@ -10,7 +10,7 @@ use std::fmt;
 
 use atomzero_encoding::POLICY_SIZE;
 use burn::grad_clipping::GradientClippingConfig;
-use burn::module::Module;
+use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
@@ -204,6 +204,7 @@ pub struct Trainer {
     optimizer: ModuleOptimizer,
     config: TrainConfig,
     device: Device,
+    grad_norm: f32,
 }
 
 impl fmt::Debug for Trainer {
@@ -221,7 +222,13 @@ impl Trainer {
     pub fn new(net: Net, config: &TrainConfig, device: &Device) -> Trainer {
         let device = device.clone().autodiff();
         let net = net.to_device(&device).train();
-        Trainer { net: Some(net), optimizer: config.optimizer(), config: config.clone(), device }
+        Trainer {
+            net: Some(net),
+            optimizer: config.optimizer(),
+            config: config.clone(),
+            device,
+            grad_norm: f32::NAN,
+        }
     }
 
     /// The network being trained (autodiff device, training mode).
@@ -255,7 +262,40 @@ impl Trainer {
         let losses =
             losses(net.forward(batch.inputs.clone()), batch, self.config.value_loss_weight);
         let gradients = GradientsParams::from_grads(losses.total.backward(), &net);
+        self.grad_norm = gradient_norm(&net, &gradients);
         self.net = Some(self.optimizer.step(learning_rate, net, gradients));
         losses.values()
     }
+
+    /// The global L2 norm of the gradients of the last [`Trainer::step`], before clipping
+    /// (NaN before the first step).
+    pub fn last_grad_norm(&self) -> f32 {
+        self.grad_norm
+    }
+}
+
+/// The global L2 norm of `gradients` over the float parameters of `net`.
+pub fn gradient_norm(net: &Net, gradients: &GradientsParams) -> f32 {
+    struct SumOfSquares<'a> {
+        gradients: &'a GradientsParams,
+        sum: Option<Tensor<1>>,
+    }
+    impl ModuleVisitor for SumOfSquares<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if let Some(g) = self.gradients.get::<D>(param.id) {
+                let squares = g.powi_scalar(2).sum(); // [1]
+                self.sum = Some(match self.sum.take() {
+                    Some(acc) => acc + squares,
+                    None => squares,
+                });
+            }
+        }
+    }
+    let mut visitor = SumOfSquares { gradients, sum: None };
+    net.visit(&mut visitor);
+    visitor
+        .sum
+        .and_then(|t| t.into_data().try_into_vec_as::<f32>().ok())
+        .and_then(|v| v.first().copied())
+        .map_or(0.0, f32::sqrt)
 }

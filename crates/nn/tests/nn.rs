@@ -519,3 +519,28 @@ fn wgpu_forward_matches_cpu() {
     println!("wgpu vs cpu: max |difference| {max_diff:e}");
     assert!(max_diff < 1e-3, "wgpu and cpu differ by {max_diff}");
 }
+
+#[test]
+fn gradient_norm_is_the_l2_norm_of_all_parameter_gradients() {
+    use atomzero_nn::burn::optim::GradientsParams;
+    let config = NetConfig::tiny();
+    let samples = random_positions(16, 41);
+    let autodiff = device().autodiff();
+    let net = net(&config, 9).to_device(&autodiff).train();
+    let batch = train_batch(&samples, &config, 2, &autodiff);
+    let norm = |scale: f32| {
+        let l = losses(net.forward(batch.inputs.clone()), &batch, 1.0);
+        let grads = GradientsParams::from_grads(l.total.mul_scalar(scale).backward(), &net);
+        atomzero_nn::train::gradient_norm(&net, &grads)
+    };
+    let (one, three) = (norm(1.0), norm(3.0));
+    assert!(one.is_finite() && one > 0.0, "{one}");
+    // Gradients are linear in the loss: a parameter left out, a square root forgotten or a
+    // double count would break this or the trainer's agreement below.
+    assert!((three - 3.0 * one).abs() <= 1e-3 * three, "{one} {three}");
+    let mut trainer = Trainer::new(net.valid(), &TrainConfig::default(), &device());
+    assert!(trainer.last_grad_norm().is_nan());
+    let train_batch = train_batch(&samples, &config, 2, trainer.device());
+    trainer.step(&train_batch, 1e-3);
+    assert!((trainer.last_grad_norm() - one).abs() <= 1e-3 * one, "{}", trainer.last_grad_norm());
+}

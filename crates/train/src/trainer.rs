@@ -308,6 +308,7 @@ pub fn train(
                 ("policy/entropy", entropy),
                 ("value/accuracy", accuracy),
                 ("train/learning_rate", learning_rate as f32),
+                ("train/grad_norm", trainer.last_grad_norm()),
                 ("train/samples_per_sec", report.samples_per_sec as f32),
                 ("train/data_fraction", (data_secs / (data_secs + compute_secs).max(1e-9)) as f32),
             ];

@@ -110,6 +110,7 @@ fn loss_falls_and_tensorboard_parses() {
         "value/accuracy",
         "train/learning_rate",
         "train/samples_per_sec",
+        "train/grad_norm",
     ] {
         assert_eq!(scalars.iter().filter(|s| s.0 == tag).count(), 12, "{tag}");
     }

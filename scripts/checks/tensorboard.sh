@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# TensorBoard event files against TensorBoard's own reader (tensorboard pinned in
+# scripts/requirements.txt): a short `atomzero run` on configs/ci.toml writes training scalars
+# (by step) and self-play / gate / evaluation scalars (by generation); scripts/tb_check.py
+# loads the directory with tensorboard's EventAccumulator and requires every documented tag with
+# the expected number of points and finite values. Skips (exit 0, with the reason) only if the
+# Python packages cannot be installed. About 5 s.
+#
+# Usage: bash scripts/checks/tensorboard.sh   (also run by scripts/test.sh)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/atomzero/target}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! python=$(bash scripts/python-env.sh 2> "$work/env.err"); then
+  reason=$(grep -v '^[[:space:]]*$' "$work/env.err" | tail -n 1)
+  echo "SKIP tensorboard: could not install tensorboard (${reason:-scripts/python-env.sh failed})"
+  exit 0
+fi
+
+cargo build --release --locked -p atomzero --quiet
+bin="$CARGO_TARGET_DIR/release/atomzero"
+"$bin" run --config configs/ci.toml --dir "$work/run" > "$work/run.log"
+"$python" scripts/tb_check.py "$work/run/tensorboard" --generations 2 --steps 20 --log-every 2
