@@ -67,6 +67,12 @@ pub(crate) fn gemm_strided(
     Arch::new().dispatch(Gemm { a, b, ldb, n, c, accumulate });
 }
 
+/// [`gemm_strided`] on a given instruction set (tests cover every one the CPU has).
+#[cfg(test)]
+fn gemm_with<S: Simd>(simd: S, a: &PackedA, b: &[f32], ldb: usize, n: usize, c: &mut [f32]) {
+    simd.vectorize(Gemm { a, b, ldb, n, c, accumulate: false });
+}
+
 struct Gemm<'a> {
     a: &'a PackedA,
     b: &'a [f32],
@@ -189,7 +195,9 @@ mod tests {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         };
-        for (m, k, n) in [(1, 1, 1), (8, 3, 16), (13, 29, 7), (73, 32, 67), (32, 40, 128), (9, 5, 33)] {
+        for (m, k, n) in
+            [(1, 1, 1), (8, 3, 16), (13, 29, 7), (73, 32, 67), (32, 40, 128), (9, 5, 33)]
+        {
             let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
             let mut c = vec![f32::NAN; m * n];
@@ -203,6 +211,16 @@ mod tests {
                     let (got, want) = (c[i * n + j], expected(i, j));
                     assert!((got - want).abs() < 1e-4, "{m}x{k}x{n} at {i},{j}: {got} vs {want}");
                 }
+            }
+            // Every instruction set this CPU has, and the scalar fallback, agree.
+            let mut other = vec![f32::NAN; m * n];
+            gemm_with(pulp::Scalar::new(), &packed, &b, n, n, &mut other);
+            assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
+            #[cfg(target_arch = "x86_64")]
+            if let Some(simd) = pulp::x86::V3::try_new() {
+                let mut other = vec![f32::NAN; m * n];
+                gemm_with(simd, &packed, &b, n, n, &mut other);
+                assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
             }
             // A window of columns 1..n of `b` (row stride n), added to what `c` holds.
             if n > 1 {

@@ -102,7 +102,12 @@ impl Conv3x3 {
         winograd::input_transform(input, self.c_in, nb, v, zeros, tmp);
         let (b_len, c_len) = (self.c_in * columns, self.c_out * columns);
         for (xi, u) in self.u.iter().enumerate() {
-            gemm(u, &v[xi * b_len..(xi + 1) * b_len], columns, &mut m[xi * c_len..(xi + 1) * c_len]);
+            gemm(
+                u,
+                &v[xi * b_len..(xi + 1) * b_len],
+                columns,
+                &mut m[xi * c_len..(xi + 1) * c_len],
+            );
         }
     }
 
@@ -426,7 +431,14 @@ impl InferNet {
 
 /// lc0's squeeze-excitation on `y` (the block's second convolution), then the residual and
 /// ReLU into `x`: `x = max(y · sigmoid(g) + b + x, 0)`, `(g, b)` from the pooled `y`.
-fn squeeze_excite(se: &Se, y: &[f32], x: &mut [f32], filters: usize, nb: usize, head: &mut HeadBuffers) {
+fn squeeze_excite(
+    se: &Se,
+    y: &[f32],
+    x: &mut [f32],
+    filters: usize,
+    nb: usize,
+    head: &mut HeadBuffers,
+) {
     // Mean over the squares: pooled [F][nb].
     let pooled = sized(&mut head.se_pooled, filters * nb);
     for (sums, channel) in pooled.chunks_exact_mut(nb).zip(y.chunks_exact(64 * nb)) {

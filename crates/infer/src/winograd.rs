@@ -225,7 +225,7 @@ pub(crate) fn output_transform(
 }
 
 /// `dst = epilogue(y + bias)` (reading `dst` as the skip input for [`Epilogue::ResidualRelu`]).
-#[inline]
+#[inline(always)]
 pub(crate) fn apply_epilogue(y: &[f32], bias: f32, epilogue: Epilogue, dst: &mut [f32]) {
     let y = &y[..dst.len()];
     match epilogue {
@@ -303,6 +303,7 @@ mod tests {
                 gemm(
                     &PackedA::new(&u[xi * c_out * c_in..(xi + 1) * c_out * c_in], c_out, c_in),
                     &v[xi * c_in * columns..(xi + 1) * c_in * columns],
+                    columns,
                     &mut m[xi * c_out * columns..(xi + 1) * c_out * columns],
                 );
             }
