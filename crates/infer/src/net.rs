@@ -7,14 +7,16 @@
 //!
 //! ```text
 //! input [n, planes, 64] (NCHW) → per chunk: transpose     [planes][64][nb]
-//! stem      Winograd conv3x3 + bias, ReLU                 [F][64][nb]            (x)
+//! stem      conv3x3 + bias, ReLU                          [F][64][nb]            (x)
 //! tower     conv3x3 + bias, ReLU                          [F][64][nb]            (h)
 //!           conv3x3 + bias [SE gate and bias] + x, ReLU   [F][64][nb]            (x)
 //! policy    conv3x3 + bias, ReLU; 1×1 conv (73) + bias    [73][64][nb] → [n, 4672]
 //! value     1×1 conv + bias, ReLU → [nb][C·64] → linear, ReLU → linear           [n, 3]
 //! ```
 //!
-//! Batch norm is folded into each convolution's weights and bias at load (`weights`).
+//! 3×3 convolutions run as Winograd F(4×4, 3×3) products, or for chunks of at most
+//! [`DIRECT_MAX_CHUNK`] positions as one direct product over the padded board. Batch norm is
+//! folded into each convolution's weights and bias at load (`weights`).
 
 use std::path::Path;
 
@@ -24,30 +26,31 @@ use atomzero_nn::burn::store::{ModuleSnapshot, SafetensorsStore};
 use atomzero_nn::{DeviceKind, Net, NetConfig, NetMetadata};
 
 use crate::error::InferError;
-use crate::gemm::{PackedA, gemm, gemm_strided};
+use crate::gemm::{PackedA, gemm, gemm_rows};
 use crate::weights::{self, ConvWeights, DenseWeights, NetWeights};
 use crate::winograd::{self, Epilogue, TILE_POINTS, TILES};
 
 /// Default positions per chunk of a forward pass (measured: see the crate README).
 pub const CHUNK: usize = 32;
 
-/// Chunks of at most this many positions run their 3×3 convolutions directly (nine shifted
-/// products over a zero-padded board) instead of Winograd, whose products have only `4 · nb`
-/// columns and whose transforms do not pay off for so few positions (measured).
-pub const DIRECT_MAX_CHUNK: usize = 2;
+/// Chunks of at most this many positions run their 3×3 convolutions directly (one product
+/// whose right side is the nine shifted windows of each channel's zero-padded board) instead
+/// of Winograd, whose products would have only `4 · nb` columns (measured: see the README).
+pub const DIRECT_MAX_CHUNK: usize = 4;
 
-/// Columns of the padded 10×10 board from the first interior square (1, 1) to the last
-/// (8, 8): the direct convolution computes these 78 and keeps the 64 interior ones.
-const PADDED_SPAN: usize = 78;
+/// Columns of the padded 10×10 board computed by the direct convolution, from the first
+/// interior square (1, 1): the 78 up to (8, 8), rounded up to 80 so that the products have
+/// whole vectors (the extra two read past the window into finite values and are dropped).
+const PADDED_SPAN: usize = 80;
 
 /// A 3×3 convolution: its weights in the Winograd domain (`u[ξ]`, `c_out × c_in` each) and
-/// per tap (`taps[ky · 3 + kx]`, `c_out × c_in`) for the direct path.
+/// as the direct `c_out × 9 c_in` matrix (column `i · 9 + tap`).
 #[derive(Clone, Debug)]
 struct Conv3x3 {
     c_in: usize,
     c_out: usize,
     u: Vec<PackedA>,
-    taps: Vec<PackedA>,
+    direct: PackedA,
     bias: Vec<f32>,
 }
 
@@ -55,17 +58,11 @@ impl Conv3x3 {
     fn new(w: &ConvWeights) -> Conv3x3 {
         let u = winograd::transform_weights(&w.weight, w.c_out, w.c_in);
         let per = w.c_out * w.c_in;
-        let taps = (0..9)
-            .map(|tap| {
-                let a: Vec<f32> = (0..per).map(|oi| w.weight[oi * 9 + tap]).collect();
-                PackedA::new(&a, w.c_out, w.c_in)
-            })
-            .collect();
         Conv3x3 {
             c_in: w.c_in,
             c_out: w.c_out,
             u: u.chunks_exact(per).map(|a| PackedA::new(a, w.c_out, w.c_in)).collect(),
-            taps,
+            direct: PackedA::new(&w.weight, w.c_out, 9 * w.c_in),
             bias: w.bias.clone(),
         }
     }
@@ -76,7 +73,7 @@ impl Conv3x3 {
         if nb <= DIRECT_MAX_CHUNK {
             // Padded board [c_in][100][nb], zero border; tap (ky, kx) reads the window shifted
             // by (ky − 1) · 10 + kx − 1 squares.
-            let padded = sized(&mut scratch.v, self.c_in * 100 * nb);
+            let padded = sized(&mut scratch.v, (self.c_in * 100 + 2) * nb);
             padded.fill(0.0);
             for (dst, src) in padded.chunks_exact_mut(100 * nb).zip(input.chunks_exact(64 * nb)) {
                 for row in 0..8 {
@@ -86,11 +83,15 @@ impl Conv3x3 {
             }
             let columns = PADDED_SPAN * nb;
             let m = sized(&mut scratch.m, self.c_out * columns);
-            for (tap, a) in self.taps.iter().enumerate() {
-                // Output span column p is padded square 11 + p; its tap reads 11 + p + shift.
-                let offset = ((tap / 3) * 10 + tap % 3) * nb;
-                gemm_strided(a, &padded[offset..], 100 * nb, columns, m, tap > 0);
-            }
+            // Row i · 9 + tap of the product's right side: channel i's padded board shifted by
+            // the tap. Output span column p is padded square 11 + p; tap (ky, kx) reads
+            // 11 + p + (ky − 1) · 10 + kx − 1.
+            scratch.rows.clear();
+            scratch.rows.extend((0..9 * self.c_in).map(|row| {
+                let (i, tap) = (row / 9, row % 9);
+                (i * 100 + (tap / 3) * 10 + tap % 3) * nb
+            }));
+            gemm_rows(&self.direct, padded, &scratch.rows, columns, m);
             return;
         }
         let columns = TILES * nb;
@@ -476,6 +477,7 @@ fn squeeze_excite(
 /// Scratch of the Winograd convolutions.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
+    rows: Vec<usize>,
     v: Vec<f32>,
     m: Vec<f32>,
     tmp: Vec<f32>,

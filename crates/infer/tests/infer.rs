@@ -161,11 +161,11 @@ fn max_difference(a: &[f32], b: &[f32]) -> f32 {
 fn check_against_burn(config: &NetConfig, seed: u64) {
     let net = net(config, seed);
     let infer = InferNet::from_net(&net).unwrap();
-    // 45 positions: one full chunk of 32 and a partial one (Winograd); then 2 and 1 (the
-    // direct convolution of small chunks).
+    // 45 positions: one full chunk of 32 and a partial one (Winograd); 5 (Winograd with
+    // partial vectors); then 4 and 1 (the direct convolution of small chunks).
     let samples = random_positions(45, seed + 1);
     let mut workspace = Workspace::new();
-    for n in [45, 2, 1] {
+    for n in [45, 5, 4, 1] {
         let input = encode(&samples[..n], config);
         let (policy, wdl) = burn_forward(&net, &input, n);
         let mut ours_policy = vec![0.0; n * POLICY_SIZE];
