@@ -34,14 +34,9 @@ use crate::winograd::{self, Epilogue, TILE_POINTS, TILES};
 pub const CHUNK: usize = 32;
 
 /// Chunks of at most this many positions run their 3×3 convolutions directly (one product
-/// whose right side is the nine shifted windows of each channel's zero-padded board) instead
+/// whose right side is the nine shifted windows of each channel's board) instead
 /// of Winograd, whose products would have only `4 · nb` columns (measured: see the README).
 pub const DIRECT_MAX_CHUNK: usize = 4;
-
-/// Columns of the padded 10×10 board computed by the direct convolution, from the first
-/// interior square (1, 1): the 78 up to (8, 8), rounded up to 80 so that the products have
-/// whole vectors (the extra two read past the window into finite values and are dropped).
-const PADDED_SPAN: usize = 80;
 
 /// A 3×3 convolution: its weights in the Winograd domain (`u[ξ]`, `c_out × c_in` each) and
 /// as the direct `c_out × 9 c_in` matrix (column `i · 9 + tap`).
@@ -71,27 +66,35 @@ impl Conv3x3 {
     /// direct convolution on the padded board. [`Conv3x3::finish`] may then overwrite `input`.
     fn products(&self, input: &[f32], nb: usize, scratch: &mut Scratch) {
         if nb <= DIRECT_MAX_CHUNK {
-            // Padded board [c_in][100][nb], zero border; tap (ky, kx) reads the window shifted
-            // by (ky − 1) · 10 + kx − 1 squares.
-            let padded = sized(&mut scratch.v, (self.c_in * 100 + 2) * nb);
-            padded.fill(0.0);
-            for (dst, src) in padded.chunks_exact_mut(100 * nb).zip(input.chunks_exact(64 * nb)) {
-                for row in 0..8 {
-                    let at = ((row + 1) * 10 + 1) * nb;
-                    dst[at..at + 8 * nb].copy_from_slice(&src[row * 8 * nb..(row + 1) * 8 * nb]);
+            // Three copies of each channel's board, shifted by kx − 1 columns (zero where that
+            // leaves the board) and padded by a zero row above and below: [3][c_in][10 × 8][nb].
+            // Tap (ky, kx) of output square p = 8y + x reads copy kx at row y + ky, i.e. the
+            // 64-square window starting at row ky: every product column is an output square.
+            let stride = self.c_in * 80 * nb; // between copies
+            let shifted = sized(&mut scratch.v, 3 * stride);
+            shifted.fill(0.0);
+            for kx in 0..3 {
+                let copy = &mut shifted[kx * stride..(kx + 1) * stride];
+                for (dst, src) in copy.chunks_exact_mut(80 * nb).zip(input.chunks_exact(64 * nb)) {
+                    for row in 0..8 {
+                        // Output column x reads input column x + kx − 1.
+                        let (x_lo, x_hi) = (usize::from(kx == 0), 8 - usize::from(kx == 2));
+                        let (from, to) =
+                            ((row * 8 + x_lo + kx - 1) * nb, ((row + 1) * 8 + x_lo) * nb);
+                        let len = (x_hi - x_lo) * nb;
+                        dst[to..to + len].copy_from_slice(&src[from..from + len]);
+                    }
                 }
             }
-            let columns = PADDED_SPAN * nb;
+            let columns = 64 * nb;
             let m = sized(&mut scratch.m, self.c_out * columns);
-            // Row i · 9 + tap of the product's right side: channel i's padded board shifted by
-            // the tap. Output span column p is padded square 11 + p; tap (ky, kx) reads
-            // 11 + p + (ky − 1) · 10 + kx − 1.
+            // Row i · 9 + ky · 3 + kx of the product's right side.
             scratch.rows.clear();
             scratch.rows.extend((0..9 * self.c_in).map(|row| {
-                let (i, tap) = (row / 9, row % 9);
-                (i * 100 + (tap / 3) * 10 + tap % 3) * nb
+                let (i, ky, kx) = (row / 9, (row % 9) / 3, row % 3);
+                kx * stride + (i * 80 + ky * 8) * nb
             }));
-            gemm_rows(&self.direct, padded, &scratch.rows, columns, m);
+            gemm_rows(&self.direct, shifted, &scratch.rows, columns, m);
             return;
         }
         let columns = TILES * nb;
@@ -116,21 +119,12 @@ impl Conv3x3 {
     /// `out [c_out][64][nb]`.
     fn finish(&self, nb: usize, epilogue: Epilogue, out: &mut [f32], scratch: &mut Scratch) {
         if nb <= DIRECT_MAX_CHUNK {
-            let columns = PADDED_SPAN * nb;
+            let columns = 64 * nb;
             let m = &scratch.m[..self.c_out * columns];
             for ((dst, src), &b) in
-                out.chunks_exact_mut(64 * nb).zip(m.chunks_exact(columns)).zip(&self.bias)
+                out.chunks_exact_mut(columns).zip(m.chunks_exact(columns)).zip(&self.bias)
             {
-                for row in 0..8 {
-                    // Padded (row + 1, 1) is column (row + 1) · 10 + 1 − 11 of the span.
-                    let from = row * 10 * nb;
-                    winograd::apply_epilogue(
-                        &src[from..from + 8 * nb],
-                        b,
-                        epilogue,
-                        &mut dst[row * 8 * nb..(row + 1) * 8 * nb],
-                    );
-                }
+                winograd::apply_epilogue(src, b, epilogue, dst);
             }
             return;
         }
