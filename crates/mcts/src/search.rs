@@ -65,6 +65,10 @@ pub struct Search {
     rng: Rng,
     pending: Vec<Leaf>,
     max_depth: usize,
+    /// Reused buffers of `walk` (hashes and positions along the path).
+    scratch: (Vec<u64>, Vec<Position>),
+    /// The arena of the previous tree, kept so `advance` reuses its memory.
+    spare: Vec<Node>,
 }
 
 impl Search {
@@ -97,6 +101,8 @@ impl Search {
             rng: Rng::new(seed),
             pending: Vec::new(),
             max_depth: 0,
+            scratch: (Vec::new(), Vec::new()),
+            spare: Vec::new(),
         }
     }
 
@@ -217,10 +223,22 @@ impl Search {
     }
 
     fn walk(&mut self) -> Walk {
-        let mut path: Vec<NodeId> = vec![0];
+        let (mut hashes, mut positions) = std::mem::take(&mut self.scratch);
+        hashes.clear();
+        positions.clear();
+        let walk = self.walk_with(&mut hashes, &mut positions);
+        self.scratch = (hashes, positions);
+        walk
+    }
+
+    fn walk_with(
+        &mut self,
+        path_hashes: &mut Vec<u64>,
+        path_positions: &mut Vec<Position>,
+    ) -> Walk {
+        let mut path: Vec<NodeId> = Vec::with_capacity(16);
+        path.push(0);
         let mut pos = self.root_position;
-        let mut path_hashes: Vec<u64> = Vec::new();
-        let mut path_positions: Vec<Position> = Vec::new();
         let mut id: NodeId = 0;
         loop {
             let node = &self.nodes[id as usize];
@@ -235,7 +253,7 @@ impl Search {
                 Expansion::Terminal => return Walk::Nothing,
                 Expansion::Unexpanded => {
                     let moves = pos.legal_moves();
-                    let repetitions = self.repetitions(&pos, &path_hashes);
+                    let repetitions = self.repetitions(&pos, path_hashes);
                     if let Some(proven) = self.terminal(&pos, &moves, repetitions, id == 0) {
                         let node = &mut self.nodes[id as usize];
                         node.expansion = Expansion::Terminal;
@@ -248,7 +266,7 @@ impl Search {
                         return Walk::Exact;
                     }
                     self.max_depth = self.max_depth.max(path.len() - 1);
-                    let history = self.leaf_history(&path_positions);
+                    let history = self.leaf_history(path_positions);
                     return Walk::Leaf(Leaf {
                         node: id,
                         position: pos,
@@ -334,43 +352,45 @@ impl Search {
         })
     }
 
-    /// PUCT selection among the children of `parent`.
+    /// PUCT selection among the children of `parent`, in one pass: unvisited children all
+    /// share the first-play-urgency value, so among them only the largest prior can win, and
+    /// the FPU (which needs the visited children's prior mass) is applied at the end.
     fn select_child(&self, parent: NodeId) -> NodeId {
         let p = &self.nodes[parent as usize];
         let n_parent = (p.visits + p.in_flight) as f32;
         let c =
             self.config.c_init + ((n_parent + self.config.c_base + 1.0) / self.config.c_base).ln();
-        let sqrt_n = n_parent.max(1.0).sqrt();
-        // The parent's value from the point of view of its side to move (the children's movers).
-        let parent_q = -p.q();
-        let visited_prior: f32 = self.nodes[p.children()]
-            .iter()
-            .filter(|ch| ch.visits + ch.in_flight > 0)
-            .map(|ch| ch.prior)
-            .sum();
-        let reduction =
-            if parent == 0 { self.config.fpu_reduction_root } else { self.config.fpu_reduction };
-        let fpu = parent_q - reduction * visited_prior.sqrt();
-        let mut best = p.first_child;
+        let c_sqrt_n = c * n_parent.max(1.0).sqrt();
+        let virtual_loss = self.config.virtual_loss;
+        let mut visited_prior = 0.0f32;
+        let mut best = NodeId::MAX;
         let mut best_score = f32::NEG_INFINITY;
+        let mut fresh = NodeId::MAX;
+        let mut fresh_prior = f32::NEG_INFINITY;
         for (i, child) in self.nodes[p.children()].iter().enumerate() {
             let id = p.first_child + i as NodeId;
+            let in_tree = child.visits + child.in_flight;
+            if in_tree > 0 {
+                visited_prior += child.prior;
+            }
             let score = match child.proven {
                 Proven::Win => return id,
                 Proven::Loss => -1e6 + child.visits as f32 * 1e-3,
-                _ => {
-                    let n = (child.visits + child.in_flight) as f32;
-                    let q = if child.proven == Proven::Draw {
-                        0.0
-                    } else if n == 0.0 {
-                        fpu
-                    } else {
-                        (child.wdl_sum[0]
-                            - child.wdl_sum[2]
-                            - self.config.virtual_loss * child.in_flight as f32)
-                            / n
-                    };
-                    q + c * child.prior * sqrt_n / (1.0 + n)
+                Proven::Draw => c_sqrt_n * child.prior / (1.0 + in_tree as f32),
+                Proven::Unknown if in_tree == 0 => {
+                    if child.prior > fresh_prior {
+                        fresh_prior = child.prior;
+                        fresh = id;
+                    }
+                    continue;
+                }
+                Proven::Unknown => {
+                    let n = in_tree as f32;
+                    let q = (child.wdl_sum[0]
+                        - child.wdl_sum[2]
+                        - virtual_loss * child.in_flight as f32)
+                        / n;
+                    q + c_sqrt_n * child.prior / (1.0 + n)
                 }
             };
             if score > best_score {
@@ -378,7 +398,22 @@ impl Search {
                 best = id;
             }
         }
-        best
+        if fresh != NodeId::MAX {
+            // The parent's value from the point of view of its side to move (the children's
+            // movers), reduced by the prior mass already explored.
+            let reduction = if parent == 0 {
+                self.config.fpu_reduction_root
+            } else {
+                self.config.fpu_reduction
+            };
+            let fpu = -p.q() - reduction * visited_prior.sqrt();
+            let score = fpu + c_sqrt_n * fresh_prior;
+            // Ties go to the earlier child, as a plain scan would.
+            if score > best_score || (score == best_score && fresh < best) {
+                best = fresh;
+            }
+        }
+        if best == NodeId::MAX { p.first_child } else { best }
     }
 
     /// Adds `wdl` (for the player who moved into the last node of `path`) to every node of the
@@ -543,7 +578,9 @@ impl Search {
         self.pending.clear();
         let old_root = self.root_position;
         let child = self.nodes[self.nodes[0].children()].iter().position(|c| c.mv == m);
-        let mut nodes = vec![Node::root()];
+        let mut nodes = std::mem::take(&mut self.spare);
+        nodes.clear();
+        nodes.push(Node::root());
         if let Some(i) = child {
             let old_id = self.nodes[0].first_child as usize + i;
             let mut root = self.nodes[old_id].clone();
@@ -573,7 +610,7 @@ impl Search {
         if nodes[0].expansion == Expansion::Pending {
             nodes[0].expansion = Expansion::Unexpanded;
         }
-        self.nodes = nodes;
+        self.spare = std::mem::replace(&mut self.nodes, nodes);
         self.game_hashes.push(old_root.hash());
         self.game_positions.push(old_root);
         if self.game_positions.len() > self.config.history {
@@ -617,4 +654,74 @@ fn sanitize(wdl: [f32; 3]) -> [f32; 3] {
 /// Orders floats for `max_by_key` (NaN sorts lowest).
 fn ordered(x: f32) -> i64 {
     if x.is_nan() { i64::MIN } else { (x as f64 * 1e9) as i64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluator::RandomEvaluator;
+    use atomzero_rules::Variant;
+
+    /// The textbook two-pass PUCT selection the one-pass `select_child` must agree with.
+    fn reference_select(search: &Search, parent: NodeId) -> NodeId {
+        let config = &search.config;
+        let p = &search.nodes[parent as usize];
+        let n_parent = (p.visits + p.in_flight) as f32;
+        let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
+        let c_sqrt_n = c * n_parent.max(1.0).sqrt();
+        let visited_prior: f32 = search.nodes[p.children()]
+            .iter()
+            .filter(|ch| ch.visits + ch.in_flight > 0)
+            .map(|ch| ch.prior)
+            .sum();
+        let reduction = if parent == 0 { config.fpu_reduction_root } else { config.fpu_reduction };
+        let fpu = -p.q() - reduction * visited_prior.sqrt();
+        let mut best = p.first_child;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, child) in search.nodes[p.children()].iter().enumerate() {
+            let id = p.first_child + i as NodeId;
+            let n = (child.visits + child.in_flight) as f32;
+            let score = match child.proven {
+                Proven::Win => return id,
+                Proven::Loss => -1e6 + child.visits as f32 * 1e-3,
+                Proven::Draw => c_sqrt_n * child.prior / (1.0 + n),
+                Proven::Unknown if n == 0.0 => fpu + c_sqrt_n * child.prior,
+                Proven::Unknown => {
+                    (child.wdl_sum[0]
+                        - child.wdl_sum[2]
+                        - config.virtual_loss * child.in_flight as f32)
+                        / n
+                        + c_sqrt_n * child.prior / (1.0 + n)
+                }
+            };
+            if score > best_score {
+                best_score = score;
+                best = id;
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn one_pass_selection_agrees_with_the_two_pass_reference() {
+        let mut checked = 0;
+        for seed in 0..6u64 {
+            let mut pos = Position::new(Variant::Atomic);
+            for k in 0..seed as usize {
+                let moves = pos.legal_moves();
+                pos.play_unchecked(moves[(k * 7 + 3) % moves.len()]);
+            }
+            let mut search = Search::new(&Game::new(pos), SearchConfig::default(), seed);
+            search.run(&RandomEvaluator { seed }, 300, 4);
+            // Leave some leaves in flight so virtual loss takes part.
+            search.gather(6);
+            for id in 0..search.nodes.len() as NodeId {
+                if search.nodes[id as usize].n_children > 0 {
+                    assert_eq!(search.select_child(id), reference_select(&search, id), "node {id}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 200, "{checked} nodes checked");
+    }
 }
