@@ -3,16 +3,22 @@
 
 use anyhow::{Context, Result, bail};
 use atomzero_encoding::{Batch, Encoder, POLICY_SIZE};
-use atomzero_infer::{InferNet, Workspace};
-use atomzero_mcts::{EvalRequest, Evaluator, Rng, Search, SearchConfig, UniformEvaluator};
+use atomzero_infer::{InferEvaluator, InferNet, Workspace};
+use atomzero_mcts::{
+    EvalRequest, Evaluation, Evaluator, Rng, Search, SearchConfig, UniformEvaluator,
+};
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
 use atomzero_nn::{DeviceKind, NetConfig, TrainBatch, TrainConfig, Trainer};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget};
 use atomzero_rules::{Game, Position, Variant};
+use atomzero_selfplay::{Openings, SelfplayEvent};
 use atomzero_train::data::{HostBatch, build_batch};
 use clap::{Args, Subcommand, ValueEnum};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+use crate::config::Config;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -22,7 +28,9 @@ pub struct BenchArgs {
 
 #[derive(Subcommand, Debug)]
 enum BenchWhat {
-    /// Search speed: tree work alone with a uniform evaluator (nodes/s on one core).
+    /// Search speed: tree work alone with a uniform evaluator (nodes/s on one core), then
+    /// self-play with a (randomly initialised) net of the config: positions/s, and how busy the
+    /// network is compared with raw batched inference at the same batch size.
     Selfplay {
         /// Concurrent trees driven by the one thread.
         #[arg(long, default_value_t = 64)]
@@ -33,6 +41,16 @@ enum BenchWhat {
         /// Leaves gathered per tree per round.
         #[arg(long, default_value_t = 4)]
         leaves: usize,
+        /// Moves each tree plays after its first search (tree reuse, as in self-play).
+        #[arg(long, default_value_t = 7)]
+        moves: usize,
+        /// Self-play games with the config's net (0 skips this part).
+        #[arg(long, default_value_t = 128)]
+        games: usize,
+        /// Config whose `[net]` and `[selfplay]` sections are used (default: the embedded
+        /// configs/tiny.toml).
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
     },
     /// Network speed: FLOPs, inference positions/s (Burn flex and atomzero-infer) and
     /// training samples/s, for the tiny and default configs.
@@ -58,7 +76,14 @@ enum NetPreset {
 
 pub fn run(args: BenchArgs) -> Result<()> {
     match args.what {
-        BenchWhat::Selfplay { trees, visits, leaves } => bench_tree(trees, visits, leaves),
+        BenchWhat::Selfplay { trees, visits, leaves, moves, games, config } => {
+            bench_tree(trees, visits, leaves, moves)?;
+            if games > 0 {
+                let config = Config::load(config.as_deref())?;
+                bench_selfplay_net(&config, games)?;
+            }
+            Ok(())
+        }
         BenchWhat::Net { config, batches, quick } => bench_net(config, &batches, quick),
     }
 }
@@ -329,9 +354,63 @@ fn encoded_positions(games: &[GameRecord], config: &NetConfig, n: usize) -> Vec<
 }
 
 /// Drives `trees` searches from different positions on this thread, as a self-play worker
-/// does, with an evaluator that costs nothing: what remains is tree work and move generation.
-fn bench_tree(trees: usize, visits: u32, leaves: usize) -> Result<()> {
-    let mut searches: Vec<Search> = (0..trees)
+/// does (each tree plays `moves` moves after the first search, keeping its subtree), with an
+/// evaluator that costs nothing: what remains is tree work and move generation. Repeated for at least 1.5 s; the median repetition is reported.
+fn bench_tree(trees: usize, visits: u32, leaves: usize, moves: usize) -> Result<()> {
+    if trees == 0 || visits == 0 || leaves == 0 {
+        bail!("--trees, --visits and --leaves must be positive");
+    }
+    let start = Instant::now();
+    let mut runs: Vec<TreeRun> = Vec::new();
+    while runs.len() < 3 || start.elapsed().as_secs_f64() < 1.5 {
+        runs.push(tree_run(trees, visits, leaves, moves));
+    }
+    runs.sort_by(|a, b| a.nodes_per_sec().total_cmp(&b.nodes_per_sec()));
+    let median = &runs[runs.len() / 2];
+    let best = &runs[runs.len() - 1];
+    println!("bench selfplay (tree work alone, uniform evaluator, 1 thread)");
+    println!(
+        "  {trees} trees x {} moves x {visits} visits (tree reuse), {leaves} leaves/tree/round: \
+         {} nodes in {:.3} s; {} repetitions: median {:.0} nodes/s per core (best {:.0})",
+        moves + 1,
+        median.nodes,
+        median.secs,
+        runs.len(),
+        median.nodes_per_sec(),
+        best.nodes_per_sec()
+    );
+    println!(
+        "  {} batches, mean batch {:.1} positions; uniform evaluator share {:.1}% of wall time",
+        median.batches,
+        median.evaluated as f64 / median.batches.max(1) as f64,
+        100.0 * median.eval_secs / median.secs
+    );
+    println!(
+        "  goal: >= 1,000,000 nodes/s per core ({:.2}x of goal)",
+        median.nodes_per_sec() / 1e6
+    );
+    Ok(())
+}
+
+/// One repetition of [`bench_tree`].
+struct TreeRun {
+    nodes: u64,
+    secs: f64,
+    batches: u64,
+    evaluated: u64,
+    eval_secs: f64,
+}
+
+impl TreeRun {
+    fn nodes_per_sec(&self) -> f64 {
+        self.nodes as f64 / self.secs
+    }
+}
+
+fn tree_run(trees: usize, visits: u32, leaves: usize, moves: usize) -> TreeRun {
+    let start = Instant::now();
+    // (search, moves still to play, root visits when this move's search began)
+    let mut searches: Vec<(Search, usize, u32)> = (0..trees)
         .map(|i| {
             // Distinct positions: a few plies of a fixed pseudo-random walk.
             let mut pos = Position::new(Variant::Atomic);
@@ -339,26 +418,44 @@ fn bench_tree(trees: usize, visits: u32, leaves: usize) -> Result<()> {
                 let moves = pos.legal_moves();
                 pos.play_unchecked(moves[(i * 31 + k * 17) % moves.len()]);
             }
-            Search::new(&Game::new(pos), SearchConfig::default(), i as u64)
+            (Search::new(&Game::new(pos), SearchConfig::default(), i as u64), moves, 0)
         })
         .collect();
     let evaluator = UniformEvaluator;
-    let start = Instant::now();
-    let (mut batches, mut evaluated) = (0u64, 0u64);
+    let (mut batches, mut evaluated, mut nodes) = (0u64, 0u64, 0u64);
     let mut eval_secs = 0.0;
+    let mut active: Vec<bool> = vec![true; trees];
     loop {
-        let mut active = false;
-        for s in searches.iter_mut().filter(|s| {
-            s.root_visits() < visits && s.root_proven() == atomzero_mcts::Proven::Unknown
-        }) {
-            s.gather(leaves);
-            active = true;
+        for (k, (s, left, base)) in searches.iter_mut().enumerate() {
+            if !active[k] {
+                continue;
+            }
+            let before = s.root_visits();
+            if before >= visits || s.root_proven() != atomzero_mcts::Proven::Unknown {
+                // This move's search is done: count its visits, then play on with tree reuse.
+                nodes += u64::from(before - *base);
+                match s.best_move() {
+                    Some(mv) if *left > 0 => {
+                        *left -= 1;
+                        s.advance(mv);
+                        *base = s.root_visits();
+                    }
+                    _ => {
+                        active[k] = false;
+                        continue;
+                    }
+                }
+            }
+            if s.gather(leaves).is_empty() && s.root_visits() == before {
+                // Nothing to search (a finished game at the root).
+                active[k] = false;
+            }
         }
-        if !active {
+        if !active.iter().any(|&a| a) {
             break;
         }
         let requests: Vec<EvalRequest<'_>> =
-            searches.iter().flat_map(|s| s.pending().iter().map(|l| l.request())).collect();
+            searches.iter().flat_map(|(s, ..)| s.pending().iter().map(|l| l.request())).collect();
         let t = Instant::now();
         let evals = evaluator.evaluate(&requests);
         eval_secs += t.elapsed().as_secs_f64();
@@ -366,24 +463,161 @@ fn bench_tree(trees: usize, visits: u32, leaves: usize) -> Result<()> {
         evaluated += requests.len() as u64;
         drop(requests);
         let mut offset = 0;
-        for s in searches.iter_mut() {
+        for (s, ..) in searches.iter_mut() {
             let n = s.pending().len();
             s.apply(&evals[offset..offset + n]);
             offset += n;
         }
     }
     let secs = start.elapsed().as_secs_f64();
-    let nodes: u64 = searches.iter().map(|s| u64::from(s.root_visits())).sum();
-    println!("bench selfplay (tree work alone, uniform evaluator, 1 thread)");
+    TreeRun { nodes, secs, batches, evaluated, eval_secs }
+}
+
+/// An evaluator that counts its calls, positions and the time spent inside them (summed over
+/// threads).
+struct TimedEvaluator<E> {
+    inner: E,
+    calls: AtomicU64,
+    positions: AtomicU64,
+    busy_nanos: AtomicU64,
+}
+
+impl<E: Evaluator> Evaluator for TimedEvaluator<E> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        let t = Instant::now();
+        let out = self.inner.evaluate(requests);
+        let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.positions.fetch_add(requests.len() as u64, Ordering::Relaxed);
+        out
+    }
+
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+}
+
+/// Self-play as `atomzero selfplay` runs it (the config's `[selfplay]` section, atomzero-infer
+/// on the CPU, one worker per core) with a randomly initialised net of the config's
+/// architecture, then the same evaluator on ready-made batches of the mean self-play batch
+/// size on as many threads: the network's throughput inside self-play over its raw
+/// throughput is the share of the network's capacity that self-play uses.
+fn bench_selfplay_net(config: &Config, games: usize) -> Result<()> {
+    let variant = config.variant()?;
+    let device = DeviceKind::Cpu.device().context("cpu device")?;
+    device.seed(config.seed);
+    let net = config.net.init(&device)?.valid();
+    let evaluator = TimedEvaluator {
+        inner: InferEvaluator::from_net(&net)?,
+        calls: AtomicU64::new(0),
+        positions: AtomicU64::new(0),
+        busy_nanos: AtomicU64::new(0),
+    };
+    let sp = &config.selfplay;
+    let threads = if sp.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        sp.threads
+    };
+    let workers = threads.min(games.div_ceil(sp.games_per_worker.max(1))).max(1);
+    let openings = Openings::RandomPlies(sp.random_opening_plies);
+    let (mut finished, mut plies) = (0usize, 0usize);
+    let start = Instant::now();
+    atomzero_selfplay::run(
+        &evaluator,
+        sp,
+        variant,
+        &openings,
+        games,
+        config.net.encoder.history,
+        config.seed,
+        |event| {
+            if let SelfplayEvent::Game(_, stats) = event {
+                finished += 1;
+                plies += stats.plies;
+            }
+            true
+        },
+    );
+    let wall = start.elapsed().as_secs_f64();
+    let calls = evaluator.calls.load(Ordering::Relaxed).max(1);
+    let evaluated = evaluator.positions.load(Ordering::Relaxed);
+    let busy = evaluator.busy_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+    let mean_batch = evaluated as f64 / calls as f64;
+    let inside = evaluated as f64 / wall;
     println!(
-        "  {trees} trees x {visits} visits, {leaves} leaves/tree/round: {nodes} nodes in {secs:.3} s = {:.0} nodes/s per core",
-        nodes as f64 / secs
+        "bench selfplay with the net ({} blocks x {} filters, randomly initialised; \
+         atomzero-infer, {workers} workers x {} games, {} visits full / {} cheap, {} leaves/tree)",
+        config.net.blocks,
+        config.net.filters,
+        sp.games_per_worker,
+        sp.visits,
+        sp.cheap_visits,
+        sp.leaves_per_tree
     );
     println!(
-        "  {batches} batches, mean batch {:.1} positions, {evaluated} evaluations; uniform evaluator share {:.1}% of wall time",
-        evaluated as f64 / batches.max(1) as f64,
-        100.0 * eval_secs / secs
+        "  {finished} games, {plies} positions in {wall:.2} s = {:.1} positions/s ({:.2} games/s); \
+         {evaluated} evaluations = {inside:.0}/s in {calls} batches (mean {mean_batch:.1})",
+        plies as f64 / wall,
+        finished as f64 / wall
     );
-    println!("  goal: >= 1,000,000 nodes/s per core ({:.2}x of goal)", nodes as f64 / secs / 1e6);
+    println!(
+        "  network busy (time inside evaluate / wall time x workers): {:.1}%",
+        100.0 * busy / (wall * workers as f64)
+    );
+    // The reference: the same evaluator on ready-made requests of the mean batch size.
+    let batch = (mean_batch.round() as usize).max(1);
+    let mut rng = Rng::new(3);
+    let mut positions: Vec<Position> = Vec::new();
+    while positions.len() < 512 {
+        let mut pos = Position::new(variant);
+        for _ in 0..60 {
+            let legal = pos.legal_moves();
+            if pos.outcome().is_some() || legal.is_empty() {
+                break;
+            }
+            positions.push(pos);
+            pos.play_unchecked(legal[rng.below(legal.len())]);
+        }
+    }
+    if positions.is_empty() {
+        bail!("no positions for the inference reference");
+    }
+    let moves: Vec<Vec<atomzero_rules::Move>> =
+        (0..batch).map(|i| positions[(i * 7) % positions.len()].legal_moves().to_vec()).collect();
+    let requests: Vec<EvalRequest<'_>> = (0..batch)
+        .map(|i| EvalRequest {
+            position: &positions[(i * 7) % positions.len()],
+            history: &[],
+            repetitions: 0,
+            moves: &moves[i],
+        })
+        .collect();
+    let raw_start = Instant::now();
+    let counts: Vec<u64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut calls = 0u64;
+                    while calls < 3 || raw_start.elapsed().as_secs_f64() < 3.0 {
+                        std::hint::black_box(evaluator.inner.evaluate(&requests));
+                        calls += 1;
+                    }
+                    calls
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(0)).collect()
+    });
+    let raw = counts.iter().sum::<u64>() as f64 * batch as f64 / raw_start.elapsed().as_secs_f64();
+    println!(
+        "  raw batched inference, same evaluator (encode + forward + priors), {workers} threads x \
+         batch {batch}: {raw:.0} evaluations/s"
+    );
+    println!(
+        "  network utilisation in self-play: {inside:.0} / {raw:.0} = {:.1}% (goal >= 90%)",
+        100.0 * inside / raw
+    );
     Ok(())
 }
