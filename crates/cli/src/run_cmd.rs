@@ -891,9 +891,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     } else {
         let NetConfig { blocks, filters, .. } = config.net;
         println!(
-            "new run in {}: {} , net {blocks}x{filters}, {} games + {} steps per generation, budget {}",
+            "new run in {}: {} on {}, net {blocks}x{filters}, {} games + {} steps per generation, \
+             budget {}",
             root.display(),
             config.variant,
+            config.device,
             config.run.games_per_generation,
             config.run.steps_per_generation,
             match (config.run.generations, config.run.max_minutes) {
