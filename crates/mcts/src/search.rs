@@ -29,6 +29,18 @@ pub struct Leaf {
 }
 
 impl Leaf {
+    /// An unused leaf whose buffers `walk` fills.
+    fn empty(position: Position) -> Leaf {
+        Leaf {
+            node: 0,
+            position,
+            history: Vec::new(),
+            repetitions: 0,
+            moves: Vec::new(),
+            path: Vec::with_capacity(16),
+        }
+    }
+
     /// The evaluator's view of this leaf.
     pub fn request(&self) -> EvalRequest<'_> {
         EvalRequest {
@@ -42,8 +54,8 @@ impl Leaf {
 
 /// What one walk down the tree found.
 enum Walk {
-    /// A new leaf to evaluate.
-    Leaf(Leaf),
+    /// A new leaf to evaluate (in the leaf handed to `walk_with`).
+    Leaf,
     /// A terminal or proven node, already backed up.
     Exact,
     /// The walk reached a leaf already waiting for evaluation.
@@ -69,6 +81,8 @@ pub struct Search {
     scratch: (Vec<u64>, Vec<Position>),
     /// The arena of the previous tree, kept so `advance` reuses its memory.
     spare: Vec<Node>,
+    /// Evaluated leaves whose buffers (moves, path, history) the next walks reuse.
+    leaf_pool: Vec<Leaf>,
 }
 
 impl Search {
@@ -103,6 +117,7 @@ impl Search {
             max_depth: 0,
             scratch: (Vec::new(), Vec::new()),
             spare: Vec::new(),
+            leaf_pool: Vec::new(),
         }
     }
 
@@ -155,15 +170,15 @@ impl Search {
         while self.pending.len() < max_leaves && attempts < max_leaves * 4 + 4 {
             attempts += 1;
             match self.walk() {
-                Walk::Leaf(leaf) => {
+                Ok(leaf) => {
                     for &id in &leaf.path {
                         self.nodes[id as usize].in_flight += 1;
                     }
                     self.nodes[leaf.node as usize].expansion = Expansion::Pending;
                     self.pending.push(leaf);
                 }
-                Walk::Exact => {}
-                Walk::Collision | Walk::Nothing => break,
+                Err(Walk::Exact | Walk::Leaf) => {}
+                Err(Walk::Collision | Walk::Nothing) => break,
             }
             if self.nodes[0].proven != Proven::Unknown && self.nodes[0].visits > 0 {
                 break;
@@ -196,6 +211,7 @@ impl Search {
             let wdl = sanitize(eval.wdl);
             // The evaluation is for the side to move at the leaf; the node stores the mover's.
             self.backup(&leaf.path, flip_wdl(wdl), true);
+            self.leaf_pool.push(leaf);
         }
         leaves.clear();
         self.pending = leaves;
@@ -222,21 +238,35 @@ impl Search {
         }
     }
 
-    fn walk(&mut self) -> Walk {
+    /// One walk down the tree: the new leaf, or what the walk found instead.
+    fn walk(&mut self) -> Result<Leaf, Walk> {
         let (mut hashes, mut positions) = std::mem::take(&mut self.scratch);
         hashes.clear();
         positions.clear();
-        let walk = self.walk_with(&mut hashes, &mut positions);
+        let mut leaf = self.leaf_pool.pop().unwrap_or_else(|| Leaf::empty(self.root_position));
+        let mut path = std::mem::take(&mut leaf.path);
+        path.clear();
+        let walk = self.walk_with(&mut hashes, &mut positions, &mut path, &mut leaf);
+        leaf.path = path;
         self.scratch = (hashes, positions);
-        walk
+        match walk {
+            Walk::Leaf => Ok(leaf),
+            other => {
+                self.leaf_pool.push(leaf);
+                Err(other)
+            }
+        }
     }
 
+    /// Walks from the root along `path` (empty on entry); on [`Walk::Leaf`] fills `leaf`'s
+    /// node, position, history, repetitions and moves.
     fn walk_with(
         &mut self,
         path_hashes: &mut Vec<u64>,
         path_positions: &mut Vec<Position>,
+        path: &mut Vec<NodeId>,
+        leaf: &mut Leaf,
     ) -> Walk {
-        let mut path: Vec<NodeId> = Vec::with_capacity(16);
         path.push(0);
         let mut pos = self.root_position;
         let mut id: NodeId = 0;
@@ -244,7 +274,7 @@ impl Search {
             let node = &self.nodes[id as usize];
             if id != 0 && node.proven != Proven::Unknown {
                 let wdl = node.proven.wdl().unwrap_or([0.0, 1.0, 0.0]);
-                self.backup(&path, wdl, false);
+                self.backup(path, wdl, false);
                 return Walk::Exact;
             }
             match node.expansion {
@@ -261,20 +291,18 @@ impl Search {
                         if id == 0 {
                             return Walk::Nothing;
                         }
-                        self.backup(&path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
-                        self.propagate_proof(&path);
+                        self.backup(path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
+                        self.propagate_proof(path);
                         return Walk::Exact;
                     }
                     self.max_depth = self.max_depth.max(path.len() - 1);
-                    let history = self.leaf_history(path_positions);
-                    return Walk::Leaf(Leaf {
-                        node: id,
-                        position: pos,
-                        history,
-                        repetitions,
-                        moves: moves.to_vec(),
-                        path,
-                    });
+                    self.leaf_history(path_positions, &mut leaf.history);
+                    leaf.node = id;
+                    leaf.position = pos;
+                    leaf.repetitions = repetitions;
+                    leaf.moves.clear();
+                    leaf.moves.extend_from_slice(&moves);
+                    return Walk::Leaf;
                 }
                 Expansion::Expanded => {
                     if node.n_children == 0 {
@@ -293,18 +321,20 @@ impl Search {
         }
     }
 
-    /// Earlier positions for a leaf: the path (most recent first), then the game.
-    fn leaf_history(&self, path_positions: &[Position]) -> Vec<Position> {
+    /// Earlier positions for a leaf into `out`: the path (most recent first), then the game.
+    fn leaf_history(&self, path_positions: &[Position], out: &mut Vec<Position>) {
+        out.clear();
         if self.config.history == 0 {
-            return Vec::new();
+            return;
         }
-        path_positions
-            .iter()
-            .rev()
-            .chain(self.game_positions.iter().rev())
-            .take(self.config.history)
-            .copied()
-            .collect()
+        out.extend(
+            path_positions
+                .iter()
+                .rev()
+                .chain(self.game_positions.iter().rev())
+                .take(self.config.history)
+                .copied(),
+        );
     }
 
     /// Earlier occurrences of `pos` since the last irreversible move (game and path).
@@ -578,7 +608,7 @@ impl Search {
     /// Moves the root to the child reached by `m`, keeping its subtree (tree reuse). Pending
     /// leaves are dropped. Fresh noise is mixed into the new root's priors.
     pub fn advance(&mut self, m: Move) {
-        self.pending.clear();
+        self.leaf_pool.append(&mut self.pending);
         let old_root = self.root_position;
         let child = self.nodes[self.nodes[0].children()].iter().position(|c| c.mv == m);
         let mut nodes = std::mem::take(&mut self.spare);
