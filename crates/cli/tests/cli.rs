@@ -227,3 +227,19 @@ fn selfplay_bad_inputs_fail_cleanly() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly_without_a_panic() {
+    // `atomzero perft ... | head` after head has exited: the pipe has no reader from the start,
+    // so the first line printed fails with EPIPE.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .args(["perft", "--depth", "2", "--divide"])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+    assert_eq!(output.status.code(), Some(141), "stderr: {stderr}");
+}
