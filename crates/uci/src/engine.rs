@@ -310,7 +310,9 @@ impl Engine {
             }
             Command::Position { start, moves } => self.set_position(start, &moves),
             Command::Go(go) => self.go(&go),
-            Command::Stop => self.signal(Signal::Stop),
+            // Waits for the search's `bestmove` (it answers a stop within one batch), so that
+            // nothing printed for later commands, `readyok` included, can come before it.
+            Command::Stop => self.stop_and_join(),
             Command::PonderHit => self.signal(Signal::PonderHit),
             Command::Quit => {
                 self.stop_and_join();

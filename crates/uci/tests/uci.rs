@@ -259,6 +259,33 @@ fn go_infinite_then_stop_answers_promptly() {
 }
 
 #[test]
+fn stop_writes_bestmove_before_anything_that_follows() {
+    // A search started by a malformed `go` and stopped among junk lines: its `bestmove` must
+    // come before the `readyok` of a later `isready`, or a GUI takes it for the answer to its
+    // next `go`.
+    let mut h = Harness::new();
+    h.send("position startpos moves e2e4 e7e5");
+    h.send("go wtime -5 btime x");
+    h.send("position startpos moves e2e4 e7e5 e1e3");
+    h.send("stop");
+    assert!(!h.engine.is_searching());
+    h.send("isready");
+    let lines = h.until(HANG, |l| l == "readyok");
+    let bestmoves = lines.iter().filter(|l| l.starts_with("bestmove")).count();
+    assert_eq!(bestmoves, 1, "{lines:#?}");
+    // An infinite search: when `stop` returns, its bestmove is already written.
+    h.send("go infinite");
+    h.send("stop");
+    let lines = h.drain();
+    assert!(lines.last().is_some_and(|l| l.starts_with("bestmove")), "{lines:#?}");
+    h.send("ucinewgame");
+    h.send("position startpos");
+    h.send("go nodes 32");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+}
+
+#[test]
 fn go_infinite_waits_for_stop_even_when_the_root_is_proven() {
     let mut h = Harness::with(Harness::fast_info(), NoModelLoader);
     // Atomic: Qxd7 explodes the black king.
