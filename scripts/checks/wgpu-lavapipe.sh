@@ -4,7 +4,8 @@
 # `wgpu_forward_matches_cpu` (one forward pass of a tiny SE net on wgpu against the CPU backend,
 # tolerance 1e-3; it prints the adapter and the largest difference). Skips (exit 0, with the
 # reason) only if the driver cannot be installed. The first build of the wgpu feature takes
-# 10-15 minutes on 2 cores; afterwards about a minute (kernel compilation on the CPU).
+# 10-15 minutes on 2 cores; about 9 minutes after a change below `nn`, and the test itself ~40 s (kernel compilation
+# on the CPU).
 #
 # Usage: bash scripts/checks/wgpu-lavapipe.sh   (also run by scripts/test.sh)
 set -euo pipefail
@@ -26,6 +27,13 @@ if ! icd_present; then
   rm -f "$log"
 fi
 
-cargo test --release --locked -p atomzero-nn --features wgpu --test nn wgpu_forward_matches_cpu \
+# Mesa's loader wants a runtime directory (it complains on stderr without one).
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
+  XDG_RUNTIME_DIR=$(mktemp -d)
+  export XDG_RUNTIME_DIR
+  trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
+fi
+
+cargo test --release --locked -p atomzero-nn --features wgpu --test wgpu wgpu_forward_matches_cpu \
   -- --exact --nocapture 2>&1 | grep -E "wgpu adapter|wgpu vs cpu|test result|panicked|error" 
 test "${PIPESTATUS[0]}" = 0

@@ -481,45 +481,6 @@ fn train_batch_rejects_mismatched_buffers() {
     assert!(TrainBatch::from_slices(24, &[], &[], &[], &[], &device).is_err());
 }
 
-/// One forward pass on wgpu against the CPU backend (`--features wgpu`; needs an adapter, e.g.
-/// Mesa's lavapipe or llvmpipe on a machine without a GPU).
-#[cfg(feature = "wgpu")]
-#[test]
-fn wgpu_forward_matches_cpu() {
-    let gpu = DeviceKind::Wgpu.device().unwrap();
-    atomzero_nn::check_device(&gpu).unwrap();
-    let adapter = gpu.identity().map(|identity| (identity.name, identity.fingerprint));
-    println!("wgpu adapter: {adapter:?}");
-    let config = NetConfig { se_ratio: 4, ..NetConfig::tiny() };
-    let cpu_net = net(&config, 9).valid();
-    let gpu_net = cpu_net.clone().to_device(&gpu);
-    let samples = random_positions(32, 41);
-    let encoder = Encoder::new(config.encoder);
-    let mut batch = Batch::new(encoder, samples.len());
-    for s in &samples {
-        batch.push(&s.position, &s.history, 0);
-    }
-    let shape = [samples.len(), encoder.planes(), 8, 8];
-    let run = |net: &Net, device: &Device| -> (Vec<f32>, Vec<f32>) {
-        let input = TensorData::new(batch.as_slice().to_vec(), shape);
-        let out = net.forward(Tensor::from_data(input, device));
-        (
-            out.policy.into_data().try_into_vec_as::<f32>().unwrap(),
-            out.wdl.into_data().try_into_vec_as::<f32>().unwrap(),
-        )
-    };
-    let (cpu_policy, cpu_wdl) = run(&cpu_net, &device());
-    let (gpu_policy, gpu_wdl) = run(&gpu_net, &gpu);
-    let max_diff = cpu_policy
-        .iter()
-        .zip(&gpu_policy)
-        .chain(cpu_wdl.iter().zip(&gpu_wdl))
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    println!("wgpu vs cpu: max |difference| {max_diff:e}");
-    assert!(max_diff < 1e-3, "wgpu and cpu differ by {max_diff}");
-}
-
 #[test]
 fn gradient_norm_is_the_l2_norm_of_all_parameter_gradients() {
     use atomzero_nn::burn::optim::GradientsParams;
