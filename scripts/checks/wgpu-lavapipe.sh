@@ -4,8 +4,8 @@
 # `wgpu_forward_matches_cpu` (one forward pass of a tiny SE net on wgpu against the CPU backend,
 # tolerance 1e-3; it prints the adapter and the largest difference). Skips (exit 0, with the
 # reason) only if the driver cannot be installed. The first build of the wgpu feature takes
-# 10-15 minutes on 2 cores; about 9 minutes after a change below `nn`, and the test itself ~40 s (kernel compilation
-# on the CPU).
+# 10-15 minutes on 2 cores, a rebuild after a change below `nn` about 9; the test itself takes
+# ~40 s (kernel compilation on the CPU).
 #
 # Usage: bash scripts/checks/wgpu-lavapipe.sh   (also run by scripts/test.sh)
 set -euo pipefail
