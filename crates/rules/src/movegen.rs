@@ -1,8 +1,9 @@
 //! Legal move generation for every variant, driven by [`crate::Rules`].
 //!
-//! Pseudo-legal moves are generated per piece type and each is tested by [`Position::is_safe`],
-//! which in royal-king variants computes only the occupancy after the move (and the blast) and
-//! asks whether the mover's king would be attacked; no position is copied.
+//! Pseudo-legal moves are generated per piece type and tested by [`Position::is_safe`], which in
+//! royal-king variants computes only the occupancy after the move (and the blast) and asks
+//! whether the mover's king would be attacked; no position is copied. Quiet moves of a piece
+//! that pins nothing, while not in check, skip the test (they cannot expose the king).
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
@@ -28,35 +29,33 @@ impl Position {
         let targets = !our;
 
         let ctx = self.legality_context(&rules);
-        let mut push = |m: Move| {
-            if self.is_safe_in(m, &ctx) {
+        // A quiet move of a piece that shields nothing, while not in check, cannot expose the
+        // king (the shortcut `is_safe_in` starts with): such moves skip the test.
+        let quiet_is_free =
+            |from: Square| !rules.royal_kings || (!ctx.in_check && !ctx.blockers.contains(from));
+        let add = |moves: &mut MoveList, m: Move, free: bool| {
+            if free || self.is_safe_in(m, &ctx) {
                 moves.push(m);
             }
         };
-        let push_pawn = |push: &mut dyn FnMut(Move), from: Square, to: Square, last_rank: u8| {
-            if to.rank().index() == last_rank {
-                for role in Role::PROMOTIONS {
-                    push(Move::new(from, to, Move::promotion_kind(role)));
-                }
-            } else {
-                push(Move::new(from, to, MoveKind::Normal));
+        let piece_moves = |moves: &mut MoveList, from: Square, to_squares: Bitboard| {
+            let free = quiet_is_free(from);
+            for to in to_squares & !occ {
+                add(moves, Move::new(from, to, MoveKind::Normal), free);
+            }
+            for to in to_squares & their {
+                add(moves, Move::new(from, to, MoveKind::Normal), false);
             }
         };
 
         for from in b.knights() & our {
-            for to in attacks::knight_attacks(from) & targets {
-                push(Move::new(from, to, MoveKind::Normal));
-            }
+            piece_moves(moves, from, attacks::knight_attacks(from) & targets);
         }
         for from in b.bishops_and_queens() & our {
-            for to in attacks::bishop_attacks(from, occ) & targets {
-                push(Move::new(from, to, MoveKind::Normal));
-            }
+            piece_moves(moves, from, attacks::bishop_attacks(from, occ) & targets);
         }
         for from in b.rooks_and_queens() & our {
-            for to in attacks::rook_attacks(from, occ) & targets {
-                push(Move::new(from, to, MoveKind::Normal));
-            }
+            piece_moves(moves, from, attacks::rook_attacks(from, occ) & targets);
         }
 
         // Pawns.
@@ -65,25 +64,36 @@ impl Position {
             Color::White => (1, 1, 7),
             Color::Black => (-1, 6, 0),
         };
+        // A pawn move to `to`, or its four promotions.
+        let pawn_moves = |moves: &mut MoveList, from: Square, to: Square, free: bool| {
+            if to.rank().index() == last_rank {
+                for role in Role::PROMOTIONS {
+                    add(moves, Move::new(from, to, Move::promotion_kind(role)), free);
+                }
+            } else {
+                add(moves, Move::new(from, to, MoveKind::Normal), free);
+            }
+        };
         for from in pawns {
             for to in attacks::pawn_attacks(us, from) & their {
-                push_pawn(&mut push, from, to, last_rank);
+                pawn_moves(moves, from, to, false);
             }
             if let Some(to) = from.offset(0, forward)
                 && !occ.contains(to)
             {
-                push_pawn(&mut push, from, to, last_rank);
+                let free = quiet_is_free(from);
+                pawn_moves(moves, from, to, free);
                 if from.rank().index() == start_rank
                     && let Some(to2) = to.offset(0, forward)
                     && !occ.contains(to2)
                 {
-                    push(Move::new(from, to2, MoveKind::DoublePush));
+                    add(moves, Move::new(from, to2, MoveKind::DoublePush), free);
                 }
             }
         }
         if let Some(ep) = self.ep_square {
             for from in attacks::pawn_attacks(!us, ep) & pawns {
-                push(Move::new(from, ep, MoveKind::EnPassant));
+                add(moves, Move::new(from, ep, MoveKind::EnPassant), false);
             }
         }
 
@@ -94,7 +104,7 @@ impl Position {
                 king_targets &= !(b.kings() & their);
             }
             for to in attacks::king_attacks(king) & king_targets {
-                push(Move::new(king, to, MoveKind::Normal));
+                add(moves, Move::new(king, to, MoveKind::Normal), false);
             }
             self.generate_castling(king, moves);
         }
