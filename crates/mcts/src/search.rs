@@ -201,6 +201,9 @@ impl Search {
                 self.nodes
                     .push(Node::new(m, if norm > 0.0 && p.is_finite() { p } else { uniform }));
             }
+            // Highest prior first (stable: ties keep the legal-move order), so selection below
+            // the root can stop at the first unvisited child.
+            self.nodes[first as usize..].sort_by(|a, b| b.prior.total_cmp(&a.prior));
             let node = &mut self.nodes[leaf.node as usize];
             node.first_child = first;
             node.n_children = leaf.moves.len() as u16;
@@ -385,6 +388,13 @@ impl Search {
     /// PUCT selection among the children of `parent`, in one pass: unvisited children all
     /// share the first-play-urgency value, so among them only the largest prior can win, and
     /// the FPU (which needs the visited children's prior mass) is applied at the end.
+    ///
+    /// Below the root the scan stops at the first unvisited child. That is exact because the
+    /// visited children form a prefix and the unvisited ones follow in descending order of
+    /// prior: `apply` sorts children by prior, a child is first visited only when it is the
+    /// first unvisited one, and `advance` moves children whose in-flight visit it dropped
+    /// behind the visited ones. The root's priors change with noise after expansion, so the
+    /// root is scanned in full.
     fn select_child(&self, parent: NodeId) -> NodeId {
         let p = &self.nodes[parent as usize];
         let n_parent = (p.visits + p.in_flight) as f32;
@@ -408,13 +418,19 @@ impl Search {
                         fresh_prior = child.prior;
                         fresh = id;
                     }
+                    if parent != 0 {
+                        // Below the root the visited children come first and the rest in
+                        // descending order of prior: nothing after this one can win.
+                        break;
+                    }
                     continue;
                 }
                 visited_prior += child.prior;
                 let n = in_tree as f32;
-                let q =
-                    (child.wdl_sum[0] - child.wdl_sum[2] - virtual_loss * child.in_flight as f32)
-                        / n;
+                let q = (child.win_loss_sum[0]
+                    - child.win_loss_sum[1]
+                    - virtual_loss * child.in_flight as f32)
+                    / n;
                 q + c_sqrt_n * child.prior / (1.0 + n)
             } else {
                 if in_tree > 0 {
@@ -458,9 +474,8 @@ impl Search {
             if virtual_loss {
                 node.in_flight = node.in_flight.saturating_sub(1);
             }
-            for (sum, v) in node.wdl_sum.iter_mut().zip(wdl) {
-                *sum += v;
-            }
+            node.win_loss_sum[0] += wdl[0];
+            node.win_loss_sum[1] += wdl[2];
             wdl = flip_wdl(wdl);
         }
     }
@@ -629,14 +644,22 @@ impl Search {
                 }
                 let first = nodes.len();
                 nodes[new].first_child = first as NodeId;
-                for (k, old_child) in range.enumerate() {
+                // Dropping the in-flight visits can leave a child unvisited between visited
+                // ones: the visited ones go first (each group keeps its order) so that they
+                // stay a prefix, as `select_child` requires.
+                let visited = |id: usize| {
+                    let node = &self.nodes[id];
+                    node.visits > 0 || node.proven != Proven::Unknown
+                };
+                let order = range.clone().filter(|&c| visited(c));
+                for old_child in order.chain(range.filter(|&c| !visited(c))) {
                     let mut copy = self.nodes[old_child].clone();
                     copy.in_flight = 0;
                     if copy.expansion == Expansion::Pending {
                         copy.expansion = Expansion::Unexpanded;
                     }
+                    queue.push_back((old_child, nodes.len()));
                     nodes.push(copy);
-                    queue.push_back((old_child, first + k));
                 }
             }
         }
@@ -720,8 +743,8 @@ mod tests {
                 Proven::Draw => c_sqrt_n * child.prior / (1.0 + n),
                 Proven::Unknown if n == 0.0 => fpu + c_sqrt_n * child.prior,
                 Proven::Unknown => {
-                    (child.wdl_sum[0]
-                        - child.wdl_sum[2]
+                    (child.win_loss_sum[0]
+                        - child.win_loss_sum[1]
                         - config.virtual_loss * child.in_flight as f32)
                         / n
                         + c_sqrt_n * child.prior / (1.0 + n)
@@ -748,13 +771,73 @@ mod tests {
             search.run(&RandomEvaluator { seed }, 300, 4);
             // Leave some leaves in flight so virtual loss takes part.
             search.gather(6);
-            for id in 0..search.nodes.len() as NodeId {
-                if search.nodes[id as usize].n_children > 0 {
-                    assert_eq!(search.select_child(id), reference_select(&search, id), "node {id}");
-                    checked += 1;
-                }
-            }
+            checked += check_selection(&search);
+            // Tree reuse with leaves still in flight: their visits are dropped, and the
+            // children must still be ordered as the early stop requires.
+            let best = search.best_move().unwrap();
+            search.advance(best);
+            checked += check_selection(&search);
+            search.run(&RandomEvaluator { seed }, 200, 4);
+            search.gather(6);
+            checked += check_selection(&search);
         }
-        assert!(checked > 200, "{checked} nodes checked");
+        assert!(checked > 400, "{checked} nodes checked");
+    }
+
+    #[test]
+    fn tree_reuse_keeps_visited_children_first_when_it_drops_in_flight_visits() {
+        let game = Game::new(Position::new(Variant::Atomic));
+        let mut search = Search::new(&game, SearchConfig::default(), 3);
+        search.run(&RandomEvaluator { seed: 3 }, 2000, 1);
+        let best = search.best_move().unwrap();
+        let child_with = |search: &Search, parent: usize, mv: Move| {
+            search.nodes[parent].children().find(|&i| search.nodes[i].mv == mv).unwrap()
+        };
+        let b = child_with(&search, 0, best);
+        // A child of the new root whose first two children were visited: make the first one
+        // a leaf still waiting for its evaluation (in flight, no completed visit).
+        let c = search.nodes[b]
+            .children()
+            .find(|&c| {
+                let kids = &search.nodes[search.nodes[c].children()];
+                kids.len() >= 2 && kids[0].visits > 0 && kids[1].visits > 0
+            })
+            .expect("a node with two visited children");
+        let (c_move, d0) = (search.nodes[c].mv, search.nodes[c].first_child as usize);
+        let (d0_move, d1_move) = (search.nodes[d0].mv, search.nodes[d0 + 1].mv);
+        let prior = search.nodes[d0].prior;
+        search.nodes[d0] =
+            Node { in_flight: 1, expansion: Expansion::Pending, ..Node::new(d0_move, prior) };
+        search.advance(best);
+        // The dropped leaf is unvisited again and must now come after its visited siblings.
+        let c = child_with(&search, 0, c_move);
+        let kids = &search.nodes[search.nodes[c].children()];
+        assert_eq!(kids[0].mv, d1_move);
+        assert!(kids.iter().position(|k| k.mv == d0_move).unwrap() > 0);
+        check_selection(&search);
+    }
+
+    /// Every expanded node selects what the reference selects; below the root, the children
+    /// visited ones form a prefix and the unvisited ones follow in descending order of prior.
+    /// Returns the number of nodes checked.
+    fn check_selection(search: &Search) -> usize {
+        let mut checked = 0;
+        for id in 0..search.nodes.len() as NodeId {
+            let node = &search.nodes[id as usize];
+            if node.n_children == 0 {
+                continue;
+            }
+            assert_eq!(search.select_child(id), reference_select(search, id), "node {id}");
+            if id != 0 {
+                let children = &search.nodes[node.children()];
+                let visited = |c: &Node| c.visits + c.in_flight > 0 || c.proven != Proven::Unknown;
+                let prefix = children.iter().take_while(|c| visited(c)).count();
+                let rest = &children[prefix..];
+                assert!(rest.iter().all(|c| !visited(c)), "node {id}");
+                assert!(rest.windows(2).all(|w| w[0].prior >= w[1].prior), "node {id}");
+            }
+            checked += 1;
+        }
+        checked
     }
 }

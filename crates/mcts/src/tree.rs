@@ -1,7 +1,10 @@
-//! The arena tree: nodes in one `Vec`, children of a node stored contiguously.
+//! The arena tree: nodes in one `Vec`, children of a node stored contiguously: the visited
+//! ones first, then the others in descending order of prior (so selection below the root can
+//! stop at the first unvisited child; see `Search::select_child`).
 //!
-//! A node stands for the position reached by its move; its statistics (`wdl_sum`, `proven`)
-//! are from the point of view of the player who made that move. The root's move is unused.
+//! A node stands for the position reached by its move; its statistics (`win_loss_sum`,
+//! `proven`) are from the point of view of the player who made that move. The root's move is
+//! unused. A node is 32 bytes: two to a cache line.
 
 use atomzero_rules::{Move, MoveKind, Square};
 
@@ -67,8 +70,9 @@ pub struct Node {
     pub visits: u32,
     /// Visits gathered but not yet applied (virtual loss).
     pub in_flight: u32,
-    /// Sum of the WDL of all completed visits, for the player who made `mv`.
-    pub wdl_sum: [f32; 3],
+    /// Sums of the win and loss probabilities of all completed visits, for the player who
+    /// made `mv` (each visit adds a WDL summing to 1, so the draw sum is `visits` minus both).
+    pub win_loss_sum: [f32; 2],
     /// First child in the arena (valid if `n_children > 0`).
     pub first_child: NodeId,
     /// Number of children.
@@ -87,7 +91,7 @@ impl Node {
             prior,
             visits: 0,
             in_flight: 0,
-            wdl_sum: [0.0; 3],
+            win_loss_sum: [0.0; 2],
             first_child: 0,
             n_children: 0,
             expansion: Expansion::Unexpanded,
@@ -105,7 +109,7 @@ impl Node {
         if self.visits == 0 {
             return 0.0;
         }
-        (self.wdl_sum[0] - self.wdl_sum[2]) / self.visits as f32
+        (self.win_loss_sum[0] - self.win_loss_sum[1]) / self.visits as f32
     }
 
     /// Mean WDL for the player who made `mv`.
@@ -114,7 +118,8 @@ impl Node {
             return [0.0, 1.0, 0.0];
         }
         let n = self.visits as f32;
-        [self.wdl_sum[0] / n, self.wdl_sum[1] / n, self.wdl_sum[2] / n]
+        let [w, l] = self.win_loss_sum.map(|x| x / n);
+        [w, (1.0 - w - l).max(0.0), l]
     }
 
     /// Range of the children in the arena.
@@ -128,4 +133,23 @@ impl Node {
 #[inline]
 pub fn flip_wdl(wdl: [f32; 3]) -> [f32; 3] {
     [wdl[2], wdl[1], wdl[0]]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_is_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<Node>(), 32);
+    }
+
+    #[test]
+    fn mean_wdl_recovers_the_draw_share() {
+        let mut node = Node::root();
+        node.visits = 4;
+        node.win_loss_sum = [1.5, 0.5];
+        assert_eq!(node.wdl(), [0.375, 0.5, 0.125]);
+        assert_eq!(node.q(), 0.25);
+    }
 }
