@@ -204,7 +204,8 @@ pub struct Engine {
     /// The (path, threads) the current evaluator was loaded for (`None`: no model wanted).
     loaded_for: Option<(PathBuf, u64)>,
     model: Option<LoadedModel>,
-    announced_fallback: bool,
+    /// The model in use (or the fallback) was named in an `info string` at a `go`.
+    announced: bool,
     game: Game,
     /// A `position` command was received since the start or the last `ucinewgame`.
     position_set: bool,
@@ -235,7 +236,7 @@ impl Engine {
             output,
             loaded_for: None,
             model: None,
-            announced_fallback: false,
+            announced: false,
             game,
             position_set: false,
             previous: None,
@@ -431,18 +432,11 @@ impl Engine {
         self.loaded_for = wanted.clone();
         self.model = None;
         self.previous = None;
-        self.announced_fallback = false;
+        self.announced = false;
         let Some((path, threads)) = wanted else { return };
         let threads = usize::try_from(threads).unwrap_or(1);
         match self.loader.load(&path, threads) {
-            Ok(model) => {
-                self.output.info_string(&format!(
-                    "model loaded: {} ({})",
-                    path.display(),
-                    model.evaluator.name()
-                ));
-                self.model = Some(model);
-            }
+            Ok(model) => self.model = Some(model),
             Err(e) => self.error(&format!("cannot load model '{}': {e}", path.display())),
         }
     }
@@ -481,18 +475,24 @@ impl Engine {
         let started = Instant::now();
         self.stop_and_join();
         self.sync_model();
+        // Named at the first `go` after a (re)load, as Stockfish names its network: an `info`
+        // line is expected there, while GUIs warn about one in answer to `isready`.
+        if !self.announced {
+            self.announced = true;
+            let message = match (&self.model, &self.loaded_for) {
+                (Some(model), Some((path, _))) => {
+                    format!("model loaded: {} ({})", path.display(), model.evaluator.name())
+                }
+                _ => NO_MODEL_MESSAGE.to_string(),
+            };
+            self.output.info_string(&message);
+        }
         let (evaluator, search_config): (SharedEvaluator, SearchConfig) = match &self.model {
             Some(model) => (
                 Arc::clone(&model.evaluator),
                 SearchConfig { history: model.history, ..self.config.search },
             ),
-            None => {
-                if !self.announced_fallback {
-                    self.announced_fallback = true;
-                    self.output.info_string(NO_MODEL_MESSAGE);
-                }
-                (Arc::new(UniformEvaluator), self.config.search)
-            }
+            None => (Arc::new(UniformEvaluator), self.config.search),
         };
         if !go.searchmoves.is_empty() {
             self.error("go searchmoves is not supported; searching all moves");
