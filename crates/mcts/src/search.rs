@@ -521,7 +521,8 @@ impl Search {
         }
     }
 
-    /// Visits per root move, in legal-move order (empty before the root is expanded).
+    /// Visits per root move, in the tree's order (by prior when expanded; empty before the root
+    /// is expanded).
     pub fn root_children(&self) -> Vec<(Move, u32)> {
         self.nodes[self.nodes[0].children()].iter().map(|c| (c.mv, c.visits)).collect()
     }
