@@ -9,7 +9,7 @@
 use crate::config::SearchConfig;
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
 use crate::rng::Rng;
-use crate::tree::{Expansion, Node, NodeId, Proven, flip_wdl};
+use crate::tree::{Edge, EdgeId, Expansion, NO_NODE, Node, NodeId, Proven, flip_wdl};
 use atomzero_rules::{Game, Move, MoveList, Outcome, Position};
 
 /// A position waiting for its evaluation.
@@ -64,10 +64,22 @@ enum Walk {
     Nothing,
 }
 
+/// Buffers of one walk down the tree.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    /// Hashes of the positions along the path.
+    hashes: Vec<u64>,
+    /// Positions along the path (only with history planes).
+    positions: Vec<Position>,
+    /// Legal moves of the leaf.
+    moves: MoveList,
+}
+
 /// One search tree over a game position.
 #[derive(Debug, Clone)]
 pub struct Search {
     nodes: Vec<Node>,
+    edges: Vec<Edge>,
     root_position: Position,
     /// Hashes of the game's positions before the root, oldest first.
     game_hashes: Vec<u64>,
@@ -77,10 +89,10 @@ pub struct Search {
     rng: Rng,
     pending: Vec<Leaf>,
     max_depth: usize,
-    /// Reused buffers of `walk` (hashes and positions along the path).
-    scratch: (Vec<u64>, Vec<Position>),
-    /// The arena of the previous tree, kept so `advance` reuses its memory.
-    spare: Vec<Node>,
+    /// Reused buffers of `walk`, boxed so that taking them out is a pointer move.
+    scratch: Option<Box<Scratch>>,
+    /// The arenas of the previous tree, kept so `advance` reuses their memory.
+    spare: (Vec<Node>, Vec<Edge>),
     /// Evaluated leaves whose buffers (moves, path, history) the next walks reuse.
     leaf_pool: Vec<Leaf>,
 }
@@ -107,7 +119,8 @@ impl Search {
     ) -> Search {
         let keep = before.len().saturating_sub(config.history);
         Search {
-            nodes: vec![Node::root()],
+            nodes: vec![Node::new()],
+            edges: Vec::new(),
             root_position: root,
             game_hashes: before.iter().map(Position::hash).collect(),
             game_positions: before[keep..].to_vec(),
@@ -115,8 +128,8 @@ impl Search {
             rng: Rng::new(seed),
             pending: Vec::new(),
             max_depth: 0,
-            scratch: (Vec::new(), Vec::new()),
-            spare: Vec::new(),
+            scratch: None,
+            spare: (Vec::new(), Vec::new()),
             leaf_pool: Vec::new(),
         }
     }
@@ -152,9 +165,10 @@ impl Search {
         self.max_depth
     }
 
-    /// Number of nodes in the arena.
+    /// Size of the tree in edges (every legal move of every expanded position) plus the root;
+    /// each costs at most [`crate::tree::MAX_BYTES_PER_EDGE`] bytes.
     pub fn tree_size(&self) -> usize {
-        self.nodes.len()
+        self.edges.len() + 1
     }
 
     /// The leaves gathered and not yet applied.
@@ -191,22 +205,21 @@ impl Search {
     pub fn apply(&mut self, evaluations: &[Evaluation]) {
         let mut leaves = std::mem::take(&mut self.pending);
         for (leaf, eval) in leaves.drain(..).zip(evaluations) {
-            let first = self.nodes.len() as NodeId;
-            self.nodes.reserve(leaf.moves.len());
+            let first = self.edges.len();
             let sum: f32 = eval.priors.iter().sum::<f32>();
             let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
             let uniform = 1.0 / leaf.moves.len().max(1) as f32;
-            for (i, &m) in leaf.moves.iter().enumerate() {
+            // One `extend` over an exact-size iterator: a single capacity check.
+            self.edges.extend(leaf.moves.iter().enumerate().map(|(i, &m)| {
                 let p = eval.priors.get(i).copied().unwrap_or(0.0) * norm;
-                self.nodes
-                    .push(Node::new(m, if norm > 0.0 && p.is_finite() { p } else { uniform }));
-            }
+                Edge::new(m, if norm > 0.0 && p.is_finite() { p } else { uniform })
+            }));
             // Highest prior first (stable: ties keep the legal-move order), so selection below
-            // the root can stop at the first unvisited child.
-            self.nodes[first as usize..].sort_by(|a, b| b.prior.total_cmp(&a.prior));
+            // the root can stop at the first unvisited edge.
+            self.edges[first..].sort_by(|a, b| b.prior.total_cmp(&a.prior));
             let node = &mut self.nodes[leaf.node as usize];
-            node.first_child = first;
-            node.n_children = leaf.moves.len() as u16;
+            node.first_edge = first as EdgeId;
+            node.n_edges = leaf.moves.len() as u16;
             node.expansion = Expansion::Expanded;
             if leaf.node == 0 {
                 self.add_root_noise();
@@ -243,15 +256,16 @@ impl Search {
 
     /// One walk down the tree: the new leaf, or what the walk found instead.
     fn walk(&mut self) -> Result<Leaf, Walk> {
-        let (mut hashes, mut positions) = std::mem::take(&mut self.scratch);
+        let mut scratch = self.scratch.take().unwrap_or_default();
+        let Scratch { hashes, positions, moves } = &mut *scratch;
         hashes.clear();
         positions.clear();
         let mut leaf = self.leaf_pool.pop().unwrap_or_else(|| Leaf::empty(self.root_position));
         let mut path = std::mem::take(&mut leaf.path);
         path.clear();
-        let walk = self.walk_with(&mut hashes, &mut positions, &mut path, &mut leaf);
+        let walk = self.walk_with(hashes, positions, moves, &mut path, &mut leaf);
         leaf.path = path;
-        self.scratch = (hashes, positions);
+        self.scratch = Some(scratch);
         match walk {
             Walk::Leaf => Ok(leaf),
             other => {
@@ -267,6 +281,7 @@ impl Search {
         &mut self,
         path_hashes: &mut Vec<u64>,
         path_positions: &mut Vec<Position>,
+        moves: &mut MoveList,
         path: &mut Vec<NodeId>,
         leaf: &mut Leaf,
     ) -> Walk {
@@ -285,9 +300,9 @@ impl Search {
                 // Non-root terminal nodes are proven and returned above.
                 Expansion::Terminal => return Walk::Nothing,
                 Expansion::Unexpanded => {
-                    let moves = pos.legal_moves();
+                    pos.legal_moves_into(moves);
                     let repetitions = self.repetitions(&pos, path_hashes);
-                    if let Some(proven) = self.terminal(&pos, &moves, repetitions, id == 0) {
+                    if let Some(proven) = self.terminal(&pos, moves, repetitions, id == 0) {
                         let node = &mut self.nodes[id as usize];
                         node.expansion = Expansion::Terminal;
                         node.proven = proven;
@@ -304,19 +319,29 @@ impl Search {
                     leaf.position = pos;
                     leaf.repetitions = repetitions;
                     leaf.moves.clear();
-                    leaf.moves.extend_from_slice(&moves);
+                    leaf.moves.extend_from_slice(moves);
                     return Walk::Leaf;
                 }
                 Expansion::Expanded => {
-                    if node.n_children == 0 {
+                    if node.n_edges == 0 {
                         return Walk::Nothing;
                     }
-                    let child = self.select_child(id);
+                    let e = self.select_edge(id) as usize;
+                    let Edge { child, mv, .. } = self.edges[e];
+                    let child = if child == NO_NODE {
+                        // First walk through this move: its node is created now.
+                        let new = self.nodes.len() as NodeId;
+                        self.nodes.push(Node::new());
+                        self.edges[e].child = new;
+                        new
+                    } else {
+                        child
+                    };
                     if self.config.history > 0 {
                         path_positions.push(pos);
                     }
                     path_hashes.push(pos.hash());
-                    pos.play_unchecked(self.nodes[child as usize].mv);
+                    pos.play_unchecked(mv);
                     path.push(child);
                     id = child;
                 }
@@ -385,69 +410,70 @@ impl Search {
         })
     }
 
-    /// PUCT selection among the children of `parent`, in one pass: unvisited children all
-    /// share the first-play-urgency value, so among them only the largest prior can win, and
-    /// the FPU (which needs the visited children's prior mass) is applied at the end.
+    /// PUCT selection among the edges of `parent`, in one pass: unvisited edges all share the
+    /// first-play-urgency value, so among them only the largest prior can win, and the FPU
+    /// (which needs the visited edges' prior mass) is applied at the end.
     ///
-    /// Below the root the scan stops at the first unvisited child. That is exact because the
-    /// visited children form a prefix and the unvisited ones follow in descending order of
-    /// prior: `apply` sorts children by prior, a child is first visited only when it is the
-    /// first unvisited one, and `advance` moves children whose in-flight visit it dropped
-    /// behind the visited ones. The root's priors change with noise after expansion, so the
-    /// root is scanned in full.
-    fn select_child(&self, parent: NodeId) -> NodeId {
+    /// Below the root the scan stops at the first unvisited edge. That is exact because the
+    /// visited edges form a prefix and the unvisited ones follow in descending order of prior:
+    /// `apply` sorts edges by prior, an edge is first visited only when it is the first
+    /// unvisited one, and `advance` moves edges whose in-flight visit it dropped behind the
+    /// visited ones. The root's priors change with noise after expansion, so the root is
+    /// scanned in full.
+    fn select_edge(&self, parent: NodeId) -> EdgeId {
         let p = &self.nodes[parent as usize];
-        let n_parent = (p.visits + p.in_flight) as f32;
+        let n_parent = p.in_tree() as f32;
         let c =
             self.config.c_init + ((n_parent + self.config.c_base + 1.0) / self.config.c_base).ln();
         let c_sqrt_n = c * n_parent.max(1.0).sqrt();
         let virtual_loss = self.config.virtual_loss;
         let mut visited_prior = 0.0f32;
-        let mut best = NodeId::MAX;
+        let mut best = EdgeId::MAX;
         let mut best_score = f32::NEG_INFINITY;
-        let mut fresh = NodeId::MAX;
+        let mut fresh = EdgeId::MAX;
         let mut fresh_prior = f32::NEG_INFINITY;
-        for (i, child) in self.nodes[p.children()].iter().enumerate() {
-            let id = p.first_child + i as NodeId;
-            let in_tree = child.visits + child.in_flight;
+        for (i, edge) in self.edges[p.edges()].iter().enumerate() {
+            let e = p.first_edge + i as EdgeId;
+            let child = (edge.child != NO_NODE).then(|| &self.nodes[edge.child as usize]);
+            let Some(child) = child.filter(|c| c.is_visited()) else {
+                if edge.prior > fresh_prior {
+                    fresh_prior = edge.prior;
+                    fresh = e;
+                }
+                if parent != 0 {
+                    // Below the root the visited edges come first and the rest in descending
+                    // order of prior: nothing after this one can win.
+                    break;
+                }
+                continue;
+            };
+            let in_tree = child.in_tree();
             // The common case first, as a plain branch (a `match` on `proven` compiles to a
             // jump table that mispredicts).
             let score = if child.proven == Proven::Unknown {
-                if in_tree == 0 {
-                    if child.prior > fresh_prior {
-                        fresh_prior = child.prior;
-                        fresh = id;
-                    }
-                    if parent != 0 {
-                        // Below the root the visited children come first and the rest in
-                        // descending order of prior: nothing after this one can win.
-                        break;
-                    }
-                    continue;
-                }
-                visited_prior += child.prior;
+                visited_prior += edge.prior;
                 let n = in_tree as f32;
                 let q = (child.win_loss_sum[0]
                     - child.win_loss_sum[1]
                     - virtual_loss * child.in_flight as f32)
                     / n;
-                q + c_sqrt_n * child.prior / (1.0 + n)
+                q + c_sqrt_n * edge.prior / (1.0 + n)
             } else {
                 if in_tree > 0 {
-                    visited_prior += child.prior;
+                    visited_prior += edge.prior;
                 }
                 match child.proven {
-                    Proven::Win => return id,
+                    Proven::Win => return e,
                     Proven::Loss => -1e6 + child.visits as f32 * 1e-3,
-                    _ => c_sqrt_n * child.prior / (1.0 + in_tree as f32),
+                    _ => c_sqrt_n * edge.prior / (1.0 + in_tree as f32),
                 }
             };
             if score > best_score {
                 best_score = score;
-                best = id;
+                best = e;
             }
         }
-        if fresh != NodeId::MAX {
+        if fresh != EdgeId::MAX {
             // The parent's value from the point of view of its side to move (the children's
             // movers), reduced by the prior mass already explored.
             let reduction = if parent == 0 {
@@ -457,12 +483,17 @@ impl Search {
             };
             let fpu = -p.q() - reduction * visited_prior.sqrt();
             let score = fpu + c_sqrt_n * fresh_prior;
-            // Ties go to the earlier child, as a plain scan would.
+            // Ties go to the earlier edge, as a plain scan would.
             if score > best_score || (score == best_score && fresh < best) {
                 best = fresh;
             }
         }
-        if best == NodeId::MAX { p.first_child } else { best }
+        if best == EdgeId::MAX { p.first_edge } else { best }
+    }
+
+    /// The node an edge leads to, if it was visited.
+    fn child(&self, edge: &Edge) -> Option<&Node> {
+        (edge.child != NO_NODE).then(|| &self.nodes[edge.child as usize])
     }
 
     /// Adds `wdl` (for the player who moved into the last node of `path`) to every node of the
@@ -490,9 +521,11 @@ impl Search {
             let proven = if self.nodes[child].proven == Proven::Win {
                 Proven::Loss
             } else {
-                let children = &self.nodes[self.nodes[parent].children()];
-                if children.iter().all(|c| c.proven != Proven::Unknown) {
-                    if children.iter().any(|c| c.proven == Proven::Draw) {
+                let proofs = self.edges[self.nodes[parent].edges()]
+                    .iter()
+                    .map(|e| self.child(e).map_or(Proven::Unknown, |c| c.proven));
+                if proofs.clone().all(|p| p != Proven::Unknown) {
+                    if proofs.into_iter().any(|p| p == Proven::Draw) {
                         Proven::Draw
                     } else {
                         Proven::Win
@@ -511,32 +544,40 @@ impl Search {
     fn add_root_noise(&mut self) {
         let eps = self.config.dirichlet_epsilon;
         let root = &self.nodes[0];
-        if eps <= 0.0 || root.n_children < 2 {
+        if eps <= 0.0 || root.n_edges < 2 {
             return;
         }
-        let range = root.children();
+        let range = root.edges();
         let noise = self.rng.dirichlet(self.config.dirichlet_alpha as f64, range.len());
-        for (node, n) in self.nodes[range].iter_mut().zip(noise) {
-            node.prior = (1.0 - eps) * node.prior + eps * n;
+        for (edge, n) in self.edges[range].iter_mut().zip(noise) {
+            edge.prior = (1.0 - eps) * edge.prior + eps * n;
         }
+    }
+
+    /// The root's edges with their child nodes (`None` for moves never searched).
+    fn root_edges(&self) -> impl Iterator<Item = (&Edge, Option<&Node>)> + '_ {
+        self.edges[self.nodes[0].edges()].iter().map(|e| (e, self.child(e)))
     }
 
     /// Visits per root move, in the tree's order (by prior when expanded; empty before the root
     /// is expanded).
     pub fn root_children(&self) -> Vec<(Move, u32)> {
-        self.nodes[self.nodes[0].children()].iter().map(|c| (c.mv, c.visits)).collect()
+        self.root_edges().map(|(e, c)| (e.mv, c.map_or(0, |c| c.visits))).collect()
     }
 
     /// Root children with prior, visits, WDL (for the side to move at the root) and proof.
     pub fn root_child_stats(&self) -> Vec<ChildStats> {
-        self.nodes[self.nodes[0].children()]
-            .iter()
-            .map(|c| ChildStats {
-                mv: c.mv,
-                prior: c.prior,
-                visits: c.visits,
-                wdl: c.wdl(),
-                proven: c.proven,
+        let fresh = Node::new();
+        self.root_edges()
+            .map(|(e, c)| {
+                let c = c.unwrap_or(&fresh);
+                ChildStats {
+                    mv: e.mv,
+                    prior: e.prior,
+                    visits: c.visits,
+                    wdl: c.wdl(),
+                    proven: c.proven,
+                }
             })
             .collect()
     }
@@ -552,12 +593,15 @@ impl Search {
     /// The move to play: a proven win if there is one, else the most visited move that is not
     /// a proven loss (ties broken by value).
     pub fn best_move(&self) -> Option<Move> {
-        let children = &self.nodes[self.nodes[0].children()];
-        if let Some(win) = children.iter().find(|c| c.proven == Proven::Win) {
+        let proven = |c: Option<&Node>| c.map_or(Proven::Unknown, |c| c.proven);
+        if let Some((win, _)) = self.root_edges().find(|(_, c)| proven(*c) == Proven::Win) {
             return Some(win.mv);
         }
-        let key = |c: &Node| (c.proven != Proven::Loss, c.visits, ordered(c.q()));
-        children.iter().max_by_key(|c| key(c)).map(|c| c.mv)
+        let key = |c: Option<&Node>| {
+            let (visits, q) = c.map_or((0, 0.0), |c| (c.visits, c.q()));
+            (proven(c) != Proven::Loss, visits, ordered(q))
+        };
+        self.root_edges().max_by_key(|(_, c)| key(*c)).map(|(e, _)| e.mv)
     }
 
     /// Samples a root move with probability ∝ visits^(1/temperature) among moves that are not
@@ -566,17 +610,22 @@ impl Search {
         if temperature <= 0.0 {
             return self.best_move();
         }
-        let children = &self.nodes[self.nodes[0].children()];
-        if children.iter().any(|c| c.proven == Proven::Win) {
+        let children: Vec<(Move, u32, Proven)> = self
+            .root_edges()
+            .map(|(e, c)| {
+                (e.mv, c.map_or(0, |c| c.visits), c.map_or(Proven::Unknown, |c| c.proven))
+            })
+            .collect();
+        if children.iter().any(|c| c.2 == Proven::Win) {
             return self.best_move();
         }
         let weights: Vec<f64> = children
             .iter()
-            .map(|c| {
-                if c.proven == Proven::Loss {
+            .map(|&(_, visits, proven)| {
+                if proven == Proven::Loss {
                     0.0
                 } else {
-                    (c.visits as f64).powf(1.0 / temperature as f64)
+                    (visits as f64).powf(1.0 / temperature as f64)
                 }
             })
             .collect();
@@ -587,7 +636,7 @@ impl Search {
         let mut r = self.rng.uniform() * total;
         for (c, w) in children.iter().zip(&weights) {
             if r < *w {
-                return Some(c.mv);
+                return Some(c.0);
             }
             r -= w;
         }
@@ -597,26 +646,23 @@ impl Search {
     /// The principal variation: most visited children from the root.
     pub fn pv(&self, max_len: usize) -> Vec<Move> {
         let mut pv = Vec::new();
-        let mut id = 0usize;
+        let mut id = NO_NODE;
         if let Some(best) = self.best_move() {
             pv.push(best);
-            id = self.nodes[self.nodes[0].children()]
-                .iter()
-                .position(|c| c.mv == best)
-                .map_or(0, |i| self.nodes[0].first_child as usize + i);
+            id = self.root_edges().find(|(e, _)| e.mv == best).map_or(NO_NODE, |(e, _)| e.child);
         }
-        while pv.len() < max_len && id != 0 {
-            let node = &self.nodes[id];
-            let Some((i, _)) = self.nodes[node.children()]
+        while pv.len() < max_len && id != NO_NODE {
+            let node = &self.nodes[id as usize];
+            let Some((edge, _)) = self.edges[node.edges()]
                 .iter()
-                .enumerate()
+                .filter_map(|e| self.child(e).map(|c| (e, c)))
                 .filter(|(_, c)| c.visits > 0)
                 .max_by_key(|(_, c)| (c.proven == Proven::Win, c.visits))
             else {
                 break;
             };
-            id = node.first_child as usize + i;
-            pv.push(self.nodes[id].mv);
+            id = edge.child;
+            pv.push(edge.mv);
         }
         pv
     }
@@ -626,48 +672,54 @@ impl Search {
     pub fn advance(&mut self, m: Move) {
         self.leaf_pool.append(&mut self.pending);
         let old_root = self.root_position;
-        let child = self.nodes[self.nodes[0].children()].iter().position(|c| c.mv == m);
-        let mut nodes = std::mem::take(&mut self.spare);
+        let (mut nodes, mut edges) = std::mem::take(&mut self.spare);
         nodes.clear();
-        nodes.push(Node::root());
-        if let Some(i) = child {
-            let old_id = self.nodes[0].first_child as usize + i;
-            let mut root = self.nodes[old_id].clone();
-            root.mv = Node::root().mv;
-            root.prior = 1.0;
-            root.in_flight = 0;
-            nodes[0] = root;
-            let mut queue = std::collections::VecDeque::from([(old_id, 0usize)]);
-            while let Some((old, new)) = queue.pop_front() {
-                let range = self.nodes[old].children();
-                if range.is_empty() {
-                    continue;
+        edges.clear();
+        // Nodes whose only visit was in flight are dropped with it (their edge loses its child).
+        let kept = |id: NodeId| {
+            id != NO_NODE && {
+                let node = &self.nodes[id as usize];
+                node.visits > 0 || node.proven != Proven::Unknown
+            }
+        };
+        let old_root_id =
+            self.root_edges().find(|(e, _)| e.mv == m).map_or(NO_NODE, |(e, _)| e.child);
+        let mut root = Node::new();
+        if kept(old_root_id) {
+            root = self.nodes[old_root_id as usize].clone();
+        }
+        root.in_flight = 0;
+        if root.expansion == Expansion::Pending {
+            root.expansion = Expansion::Unexpanded;
+        }
+        nodes.push(root);
+        let mut queue = std::collections::VecDeque::new();
+        if kept(old_root_id) {
+            queue.push_back((old_root_id, 0 as NodeId));
+        }
+        while let Some((old, new)) = queue.pop_front() {
+            let range = self.nodes[old as usize].edges();
+            nodes[new as usize].first_edge = edges.len() as EdgeId;
+            // Dropping the in-flight visits can leave an edge unvisited between visited ones:
+            // the visited ones go first (each group keeps its order) so that they stay a
+            // prefix, as `select_edge` requires.
+            let old_edges = &self.edges[range];
+            let visited = old_edges.iter().filter(|e| kept(e.child));
+            for edge in visited.chain(old_edges.iter().filter(|e| !kept(e.child))) {
+                let mut copy = *edge;
+                copy.child = NO_NODE;
+                if kept(edge.child) {
+                    let mut child = self.nodes[edge.child as usize].clone();
+                    child.in_flight = 0;
+                    copy.child = nodes.len() as NodeId;
+                    queue.push_back((edge.child, copy.child));
+                    nodes.push(child);
                 }
-                let first = nodes.len();
-                nodes[new].first_child = first as NodeId;
-                // Dropping the in-flight visits can leave a child unvisited between visited
-                // ones: the visited ones go first (each group keeps its order) so that they
-                // stay a prefix, as `select_child` requires.
-                let visited = |id: usize| {
-                    let node = &self.nodes[id];
-                    node.visits > 0 || node.proven != Proven::Unknown
-                };
-                let order = range.clone().filter(|&c| visited(c));
-                for old_child in order.chain(range.filter(|&c| !visited(c))) {
-                    let mut copy = self.nodes[old_child].clone();
-                    copy.in_flight = 0;
-                    if copy.expansion == Expansion::Pending {
-                        copy.expansion = Expansion::Unexpanded;
-                    }
-                    queue.push_back((old_child, nodes.len()));
-                    nodes.push(copy);
-                }
+                edges.push(copy);
             }
         }
-        if nodes[0].expansion == Expansion::Pending {
-            nodes[0].expansion = Expansion::Unexpanded;
-        }
-        self.spare = std::mem::replace(&mut self.nodes, nodes);
+        self.spare =
+            (std::mem::replace(&mut self.nodes, nodes), std::mem::replace(&mut self.edges, edges));
         self.game_hashes.push(old_root.hash());
         self.game_positions.push(old_root);
         if self.game_positions.len() > self.config.history {
@@ -679,7 +731,7 @@ impl Search {
         if self.nodes[0].expansion == Expansion::Terminal
             && !self.root_position.legal_moves().is_empty()
         {
-            self.nodes[0] = Node::root();
+            self.nodes[0] = Node::new();
         }
         if self.nodes[0].expansion == Expansion::Expanded {
             self.add_root_noise();
@@ -719,36 +771,39 @@ mod tests {
     use crate::evaluator::RandomEvaluator;
     use atomzero_rules::Variant;
 
-    /// The textbook two-pass PUCT selection the one-pass `select_child` must agree with.
-    fn reference_select(search: &Search, parent: NodeId) -> NodeId {
+    /// The textbook two-pass PUCT selection the one-pass `select_edge` must agree with.
+    fn reference_select(search: &Search, parent: NodeId) -> EdgeId {
         let config = &search.config;
         let p = &search.nodes[parent as usize];
         let n_parent = (p.visits + p.in_flight) as f32;
         let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
         let c_sqrt_n = c * n_parent.max(1.0).sqrt();
-        let visited_prior: f32 = search.nodes[p.children()]
+        let fresh = Node::new();
+        let stats = |e: &Edge| search.child(e).unwrap_or(&fresh).clone();
+        let visited_prior: f32 = search.edges[p.edges()]
             .iter()
-            .filter(|ch| ch.visits + ch.in_flight > 0)
-            .map(|ch| ch.prior)
+            .filter(|e| stats(e).visits + stats(e).in_flight > 0)
+            .map(|e| e.prior)
             .sum();
         let reduction = if parent == 0 { config.fpu_reduction_root } else { config.fpu_reduction };
         let fpu = -p.q() - reduction * visited_prior.sqrt();
-        let mut best = p.first_child;
+        let mut best = p.first_edge;
         let mut best_score = f32::NEG_INFINITY;
-        for (i, child) in search.nodes[p.children()].iter().enumerate() {
-            let id = p.first_child + i as NodeId;
+        for (i, edge) in search.edges[p.edges()].iter().enumerate() {
+            let id = p.first_edge + i as EdgeId;
+            let child = stats(edge);
             let n = (child.visits + child.in_flight) as f32;
             let score = match child.proven {
                 Proven::Win => return id,
                 Proven::Loss => -1e6 + child.visits as f32 * 1e-3,
-                Proven::Draw => c_sqrt_n * child.prior / (1.0 + n),
-                Proven::Unknown if n == 0.0 => fpu + c_sqrt_n * child.prior,
+                Proven::Draw => c_sqrt_n * edge.prior / (1.0 + n),
+                Proven::Unknown if n == 0.0 => fpu + c_sqrt_n * edge.prior,
                 Proven::Unknown => {
                     (child.win_loss_sum[0]
                         - child.win_loss_sum[1]
                         - config.virtual_loss * child.in_flight as f32)
                         / n
-                        + c_sqrt_n * child.prior / (1.0 + n)
+                        + c_sqrt_n * edge.prior / (1.0 + n)
                 }
             };
             if score > best_score {
@@ -791,50 +846,56 @@ mod tests {
         let mut search = Search::new(&game, SearchConfig::default(), 3);
         search.run(&RandomEvaluator { seed: 3 }, 2000, 1);
         let best = search.best_move().unwrap();
-        let child_with = |search: &Search, parent: usize, mv: Move| {
-            search.nodes[parent].children().find(|&i| search.nodes[i].mv == mv).unwrap()
+        let edges_of = |search: &Search, node: NodeId| -> Vec<Edge> {
+            search.edges[search.nodes[node as usize].edges()].to_vec()
         };
-        let b = child_with(&search, 0, best);
+        let child_by = |search: &Search, node: NodeId, mv: Move| {
+            edges_of(search, node).iter().find(|e| e.mv == mv).unwrap().child
+        };
+        let b = child_by(&search, 0, best);
         // A child of the new root whose first two children were visited: make the first one
         // a leaf still waiting for its evaluation (in flight, no completed visit).
-        let c = search.nodes[b]
-            .children()
-            .find(|&c| {
-                let kids = &search.nodes[search.nodes[c].children()];
-                kids.len() >= 2 && kids[0].visits > 0 && kids[1].visits > 0
+        let c_edge = edges_of(&search, b)
+            .into_iter()
+            .find(|e| {
+                let kids = if e.child == NO_NODE { Vec::new() } else { edges_of(&search, e.child) };
+                kids.len() >= 2 && kids[..2].iter().all(|k| k.child != NO_NODE)
             })
             .expect("a node with two visited children");
-        let (c_move, d0) = (search.nodes[c].mv, search.nodes[c].first_child as usize);
-        let (d0_move, d1_move) = (search.nodes[d0].mv, search.nodes[d0 + 1].mv);
-        let prior = search.nodes[d0].prior;
-        search.nodes[d0] =
-            Node { in_flight: 1, expansion: Expansion::Pending, ..Node::new(d0_move, prior) };
+        let kids = edges_of(&search, c_edge.child);
+        let (d0_move, d1_move) = (kids[0].mv, kids[1].mv);
+        search.nodes[kids[0].child as usize] =
+            Node { in_flight: 1, expansion: Expansion::Pending, ..Node::new() };
         search.advance(best);
-        // The dropped leaf is unvisited again and must now come after its visited siblings.
-        let c = child_with(&search, 0, c_move);
-        let kids = &search.nodes[search.nodes[c].children()];
+        // The dropped leaf is unvisited again (no node) and must now come after its visited
+        // siblings.
+        let c = child_by(&search, 0, c_edge.mv);
+        let kids = edges_of(&search, c);
         assert_eq!(kids[0].mv, d1_move);
-        assert!(kids.iter().position(|k| k.mv == d0_move).unwrap() > 0);
+        let d0 = kids.iter().position(|k| k.mv == d0_move).unwrap();
+        assert!(d0 > 0);
+        assert_eq!(kids[d0].child, NO_NODE);
         check_selection(&search);
     }
 
-    /// Every expanded node selects what the reference selects; below the root, the children
-    /// visited ones form a prefix and the unvisited ones follow in descending order of prior.
-    /// Returns the number of nodes checked.
+    /// Every expanded node selects what the reference selects; below the root, the visited
+    /// edges form a prefix (and only they have nodes) and the unvisited ones follow in
+    /// descending order of prior. Returns the number of nodes checked.
     fn check_selection(search: &Search) -> usize {
         let mut checked = 0;
         for id in 0..search.nodes.len() as NodeId {
             let node = &search.nodes[id as usize];
-            if node.n_children == 0 {
+            if node.n_edges == 0 {
                 continue;
             }
-            assert_eq!(search.select_child(id), reference_select(search, id), "node {id}");
+            assert_eq!(search.select_edge(id), reference_select(search, id), "node {id}");
             if id != 0 {
-                let children = &search.nodes[node.children()];
-                let visited = |c: &Node| c.visits + c.in_flight > 0 || c.proven != Proven::Unknown;
-                let prefix = children.iter().take_while(|c| visited(c)).count();
-                let rest = &children[prefix..];
-                assert!(rest.iter().all(|c| !visited(c)), "node {id}");
+                let edges = &search.edges[node.edges()];
+                let visited = |e: &Edge| search.child(e).is_some_and(Node::is_visited);
+                let prefix = edges.iter().take_while(|e| visited(e)).count();
+                let rest = &edges[prefix..];
+                assert!(rest.iter().all(|e| !visited(e)), "node {id}");
+                assert!(rest.iter().all(|e| e.child == NO_NODE), "node {id}");
                 assert!(rest.windows(2).all(|w| w[0].prior >= w[1].prior), "node {id}");
             }
             checked += 1;

@@ -1,15 +1,30 @@
-//! The arena tree: nodes in one `Vec`, children of a node stored contiguously: the visited
-//! ones first, then the others in descending order of prior (so selection below the root can
-//! stop at the first unvisited child; see `Search::select_child`).
+//! The arena tree, lc0-style: a node's moves are *edges* (move, prior, child) stored
+//! contiguously in one `Vec`, and a *node* (the statistics of the position an edge leads to)
+//! is created in another `Vec` only when the search first walks through its edge. An
+//! expansion writes ~30 edges of 12 bytes; only the few hundred positions actually visited
+//! per search get a 24-byte node. (One 32-byte node per legal move, visited or not, made the
+//! arena ~3x larger and cache-cold with 64 trees per thread.)
 //!
-//! A node stands for the position reached by its move; its statistics (`win_loss_sum`,
-//! `proven`) are from the point of view of the player who made that move. The root's move is
-//! unused. A node is 32 bytes: two to a cache line.
+//! A node's edges are ordered: the ones whose child was visited first, then the others in
+//! descending order of prior, so selection below the root can stop at the first unvisited
+//! edge (see `Search::select_edge`). A node's statistics (`win_loss_sum`, `proven`) are from
+//! the point of view of the player who made the move of the edge leading to it.
 
-use atomzero_rules::{Move, MoveKind, Square};
+use atomzero_rules::Move;
 
-/// Index of a node in the arena.
+/// Index of a node in the node arena. The root is node 0, which is nobody's child, so
+/// [`NO_NODE`] (0) marks an edge whose child does not exist yet.
 pub type NodeId = u32;
+
+/// Index of an edge in the edge arena.
+pub type EdgeId = u32;
+
+/// The `child` of an edge never walked through.
+pub const NO_NODE: NodeId = 0;
+
+/// Upper bound of the memory one edge of a tree costs (its own bytes and, if visited, its
+/// child node): callers that bound a tree's memory divide by this.
+pub const MAX_BYTES_PER_EDGE: usize = std::mem::size_of::<Edge>() + std::mem::size_of::<Node>();
 
 /// A game-theoretic value known for certain, from the point of view of the player who made
 /// the node's move.
@@ -53,58 +68,79 @@ pub enum Expansion {
     Unexpanded,
     /// Sent to the evaluator, waiting for `apply`.
     Pending,
-    /// Has children (or is terminal).
+    /// Has edges (or is terminal).
     Expanded,
     /// The game is over in this position.
     Terminal,
 }
 
-/// One node.
+/// A legal move of an expanded node.
+#[derive(Clone, Copy, Debug)]
+pub struct Edge {
+    /// Prior probability of the move.
+    pub prior: f32,
+    /// The node the move leads to, or [`NO_NODE`] while no walk went through it.
+    pub child: NodeId,
+    /// The move.
+    pub mv: Move,
+}
+
+impl Edge {
+    /// An edge without a child.
+    pub fn new(mv: Move, prior: f32) -> Edge {
+        Edge { prior, child: NO_NODE, mv }
+    }
+}
+
+/// The statistics of one position of the tree.
 #[derive(Clone, Debug)]
 pub struct Node {
-    /// The move that leads here.
-    pub mv: Move,
-    /// Prior probability of that move.
-    pub prior: f32,
     /// Completed visits.
     pub visits: u32,
     /// Visits gathered but not yet applied (virtual loss).
     pub in_flight: u32,
     /// Sums of the win and loss probabilities of all completed visits, for the player who
-    /// made `mv` (each visit adds a WDL summing to 1, so the draw sum is `visits` minus both).
+    /// moved into this position (each visit adds a WDL summing to 1, so the draw sum is
+    /// `visits` minus both).
     pub win_loss_sum: [f32; 2],
-    /// First child in the arena (valid if `n_children > 0`).
-    pub first_child: NodeId,
-    /// Number of children.
-    pub n_children: u16,
+    /// First edge in the edge arena (valid if `n_edges > 0`).
+    pub first_edge: EdgeId,
+    /// Number of edges (legal moves) once expanded.
+    pub n_edges: u16,
     /// Expansion state.
     pub expansion: Expansion,
-    /// Proven value for the player who made `mv`.
+    /// Proven value for the player who moved into this position.
     pub proven: Proven,
 }
 
 impl Node {
-    /// A fresh node for `mv` with prior `prior`.
-    pub fn new(mv: Move, prior: f32) -> Node {
+    /// A node without visits or edges.
+    pub fn new() -> Node {
         Node {
-            mv,
-            prior,
             visits: 0,
             in_flight: 0,
             win_loss_sum: [0.0; 2],
-            first_child: 0,
-            n_children: 0,
+            first_edge: 0,
+            n_edges: 0,
             expansion: Expansion::Unexpanded,
             proven: Proven::Unknown,
         }
     }
 
-    /// The root placeholder.
-    pub fn root() -> Node {
-        Node::new(Move::new(Square::A1, Square::A1, MoveKind::Normal), 1.0)
+    /// Visits completed or in flight.
+    #[inline]
+    pub fn in_tree(&self) -> u32 {
+        self.visits + self.in_flight
     }
 
-    /// Mean value (win − loss) for the player who made `mv`; 0 without visits.
+    /// Whether selection treats the node as visited (a visit completed or in flight, or a
+    /// proven result).
+    #[inline]
+    pub fn is_visited(&self) -> bool {
+        self.in_tree() > 0 || self.proven != Proven::Unknown
+    }
+
+    /// Mean value (win − loss) for the player who moved here; 0 without visits.
     pub fn q(&self) -> f32 {
         if self.visits == 0 {
             return 0.0;
@@ -112,7 +148,7 @@ impl Node {
         (self.win_loss_sum[0] - self.win_loss_sum[1]) / self.visits as f32
     }
 
-    /// Mean WDL for the player who made `mv`.
+    /// Mean WDL for the player who moved here.
     pub fn wdl(&self) -> [f32; 3] {
         if self.visits == 0 {
             return [0.0, 1.0, 0.0];
@@ -122,10 +158,16 @@ impl Node {
         [w, (1.0 - w - l).max(0.0), l]
     }
 
-    /// Range of the children in the arena.
-    pub fn children(&self) -> std::ops::Range<usize> {
-        let first = self.first_child as usize;
-        first..first + self.n_children as usize
+    /// Range of the edges in the edge arena.
+    pub fn edges(&self) -> std::ops::Range<usize> {
+        let first = self.first_edge as usize;
+        first..first + self.n_edges as usize
+    }
+}
+
+impl Default for Node {
+    fn default() -> Node {
+        Node::new()
     }
 }
 
@@ -140,13 +182,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_node_is_half_a_cache_line() {
-        assert_eq!(std::mem::size_of::<Node>(), 32);
+    fn edges_and_nodes_stay_small() {
+        assert_eq!(std::mem::size_of::<Edge>(), 12);
+        assert_eq!(std::mem::size_of::<Node>(), 24);
     }
 
     #[test]
     fn mean_wdl_recovers_the_draw_share() {
-        let mut node = Node::root();
+        let mut node = Node::new();
         node.visits = 4;
         node.win_loss_sum = [1.5, 0.5];
         assert_eq!(node.wdl(), [0.375, 0.5, 0.125]);

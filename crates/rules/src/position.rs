@@ -676,6 +676,13 @@ impl Position {
         self.generate(&mut moves);
         moves
     }
+
+    /// [`Position::legal_moves`] into `moves` (cleared first): for loops that generate often
+    /// and keep one list, which saves initialising and copying a fresh one each time.
+    pub fn legal_moves_into(&self, moves: &mut MoveList) {
+        moves.clear();
+        self.generate(moves);
+    }
 }
 
 /// At most 16 pieces, 8 pawns, and no more promoted pieces than missing pawns.

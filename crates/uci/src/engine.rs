@@ -17,7 +17,7 @@ use crate::limits::SearchLimits;
 use crate::options::{OptionId, Options};
 use crate::output::Output;
 use crate::worker::{self, Job, SharedEvaluator, Signal};
-use atomzero_mcts::tree::Node;
+use atomzero_mcts::tree::MAX_BYTES_PER_EDGE;
 use atomzero_mcts::{Search, SearchConfig, UniformEvaluator};
 use atomzero_rules::{CastlingMode, Game, Move, Position};
 use std::fmt;
@@ -441,11 +441,11 @@ impl Engine {
         }
     }
 
-    /// The tree's node bound from the `Hash` option: half of it in nodes, leaving room for the
-    /// arena's growth by doubling.
+    /// The tree's size bound (in edges, see `Search::tree_size`) from the `Hash` option: half
+    /// of it, leaving room for the arenas' growth by doubling, at the most an edge can cost.
     fn max_tree_nodes(&self) -> usize {
         let bytes = self.options.hash_mib.saturating_mul(1 << 20) / 2;
-        usize::try_from(bytes / std::mem::size_of::<Node>() as u64).unwrap_or(usize::MAX).max(1024)
+        usize::try_from(bytes / MAX_BYTES_PER_EDGE as u64).unwrap_or(usize::MAX).max(1024)
     }
 
     /// The tree to search: the previous one moved down the moves played since, or a new one.
