@@ -496,6 +496,12 @@ impl Search {
         (edge.child != NO_NODE).then(|| &self.nodes[edge.child as usize])
     }
 
+    /// The statistics of the node an edge leads to (no visits if it has none yet).
+    fn stats(&self, edge: &Edge) -> &Node {
+        static UNVISITED: Node = Node::new();
+        self.child(edge).unwrap_or(&UNVISITED)
+    }
+
     /// Adds `wdl` (for the player who moved into the last node of `path`) to every node of the
     /// path, flipping the point of view at each level.
     fn backup(&mut self, path: &[NodeId], mut wdl: [f32; 3], virtual_loss: bool) {
@@ -521,9 +527,8 @@ impl Search {
             let proven = if self.nodes[child].proven == Proven::Win {
                 Proven::Loss
             } else {
-                let proofs = self.edges[self.nodes[parent].edges()]
-                    .iter()
-                    .map(|e| self.child(e).map_or(Proven::Unknown, |c| c.proven));
+                let proofs =
+                    self.edges[self.nodes[parent].edges()].iter().map(|e| self.stats(e).proven);
                 if proofs.clone().all(|p| p != Proven::Unknown) {
                     if proofs.into_iter().any(|p| p == Proven::Draw) {
                         Proven::Draw
@@ -554,30 +559,26 @@ impl Search {
         }
     }
 
-    /// The root's edges with their child nodes (`None` for moves never searched).
-    fn root_edges(&self) -> impl Iterator<Item = (&Edge, Option<&Node>)> + '_ {
-        self.edges[self.nodes[0].edges()].iter().map(|e| (e, self.child(e)))
+    /// The root's edges with the statistics of their children.
+    fn root_edges(&self) -> impl Iterator<Item = (&Edge, &Node)> + '_ {
+        self.edges[self.nodes[0].edges()].iter().map(|e| (e, self.stats(e)))
     }
 
     /// Visits per root move, in the tree's order (by prior when expanded; empty before the root
     /// is expanded).
     pub fn root_children(&self) -> Vec<(Move, u32)> {
-        self.root_edges().map(|(e, c)| (e.mv, c.map_or(0, |c| c.visits))).collect()
+        self.root_edges().map(|(e, c)| (e.mv, c.visits)).collect()
     }
 
     /// Root children with prior, visits, WDL (for the side to move at the root) and proof.
     pub fn root_child_stats(&self) -> Vec<ChildStats> {
-        let fresh = Node::new();
         self.root_edges()
-            .map(|(e, c)| {
-                let c = c.unwrap_or(&fresh);
-                ChildStats {
-                    mv: e.mv,
-                    prior: e.prior,
-                    visits: c.visits,
-                    wdl: c.wdl(),
-                    proven: c.proven,
-                }
+            .map(|(e, c)| ChildStats {
+                mv: e.mv,
+                prior: e.prior,
+                visits: c.visits,
+                wdl: c.wdl(),
+                proven: c.proven,
             })
             .collect()
     }
@@ -593,50 +594,38 @@ impl Search {
     /// The move to play: a proven win if there is one, else the most visited move that is not
     /// a proven loss (ties broken by value).
     pub fn best_move(&self) -> Option<Move> {
-        let proven = |c: Option<&Node>| c.map_or(Proven::Unknown, |c| c.proven);
-        if let Some((win, _)) = self.root_edges().find(|(_, c)| proven(*c) == Proven::Win) {
+        if let Some((win, _)) = self.root_edges().find(|(_, c)| c.proven == Proven::Win) {
             return Some(win.mv);
         }
-        let key = |c: Option<&Node>| {
-            let (visits, q) = c.map_or((0, 0.0), |c| (c.visits, c.q()));
-            (proven(c) != Proven::Loss, visits, ordered(q))
-        };
-        self.root_edges().max_by_key(|(_, c)| key(*c)).map(|(e, _)| e.mv)
+        let key = |c: &Node| (c.proven != Proven::Loss, c.visits, ordered(c.q()));
+        self.root_edges().max_by_key(|(_, c)| key(c)).map(|(e, _)| e.mv)
     }
 
     /// Samples a root move with probability ∝ visits^(1/temperature) among moves that are not
     /// proven losses; temperature 0 (or less) is [`Search::best_move`].
     pub fn sample_move(&mut self, temperature: f32) -> Option<Move> {
-        if temperature <= 0.0 {
+        if temperature <= 0.0 || self.root_edges().any(|(_, c)| c.proven == Proven::Win) {
             return self.best_move();
         }
-        let children: Vec<(Move, u32, Proven)> = self
+        let weights: Vec<(Move, f64)> = self
             .root_edges()
             .map(|(e, c)| {
-                (e.mv, c.map_or(0, |c| c.visits), c.map_or(Proven::Unknown, |c| c.proven))
-            })
-            .collect();
-        if children.iter().any(|c| c.2 == Proven::Win) {
-            return self.best_move();
-        }
-        let weights: Vec<f64> = children
-            .iter()
-            .map(|&(_, visits, proven)| {
-                if proven == Proven::Loss {
+                let w = if c.proven == Proven::Loss {
                     0.0
                 } else {
-                    (visits as f64).powf(1.0 / temperature as f64)
-                }
+                    (c.visits as f64).powf(1.0 / temperature as f64)
+                };
+                (e.mv, w)
             })
             .collect();
-        let total: f64 = weights.iter().sum();
+        let total: f64 = weights.iter().map(|(_, w)| w).sum();
         if total <= 0.0 {
             return self.best_move();
         }
         let mut r = self.rng.uniform() * total;
-        for (c, w) in children.iter().zip(&weights) {
-            if r < *w {
-                return Some(c.0);
+        for &(mv, w) in &weights {
+            if r < w {
+                return Some(mv);
             }
             r -= w;
         }
@@ -653,11 +642,10 @@ impl Search {
         }
         while pv.len() < max_len && id != NO_NODE {
             let node = &self.nodes[id as usize];
-            let Some((edge, _)) = self.edges[node.edges()]
+            let Some(edge) = self.edges[node.edges()]
                 .iter()
-                .filter_map(|e| self.child(e).map(|c| (e, c)))
-                .filter(|(_, c)| c.visits > 0)
-                .max_by_key(|(_, c)| (c.proven == Proven::Win, c.visits))
+                .filter(|e| self.stats(e).visits > 0)
+                .max_by_key(|e| (self.stats(e).proven == Proven::Win, self.stats(e).visits))
             else {
                 break;
             };
@@ -778,8 +766,7 @@ mod tests {
         let n_parent = (p.visits + p.in_flight) as f32;
         let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
         let c_sqrt_n = c * n_parent.max(1.0).sqrt();
-        let fresh = Node::new();
-        let stats = |e: &Edge| search.child(e).unwrap_or(&fresh).clone();
+        let stats = |e: &Edge| search.stats(e).clone();
         let visited_prior: f32 = search.edges[p.edges()]
             .iter()
             .filter(|e| stats(e).visits + stats(e).in_flight > 0)

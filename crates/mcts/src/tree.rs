@@ -115,7 +115,7 @@ pub struct Node {
 
 impl Node {
     /// A node without visits or edges.
-    pub fn new() -> Node {
+    pub const fn new() -> Node {
         Node {
             visits: 0,
             in_flight: 0,
