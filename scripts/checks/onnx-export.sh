@@ -11,17 +11,8 @@
 #
 # Usage: bash scripts/checks/onnx-export.sh   (also run by scripts/test.sh)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/atomzero/target}"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-if ! python=$(bash scripts/python-env.sh 2> "$work/env.err"); then
-  reason=$(grep -v '^[[:space:]]*$' "$work/env.err" | tail -n 1)
-  echo "SKIP onnx-export: could not install onnxruntime/numpy/chess (${reason:-scripts/python-env.sh failed})"
-  exit 0
-fi
+source "$(dirname "$0")/../check-common.sh"
+python_or_skip onnx-export "onnxruntime/numpy/chess"
 
 cargo build --release --locked -p atomzero --quiet
 bin="$CARGO_TARGET_DIR/release/atomzero"

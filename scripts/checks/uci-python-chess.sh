@@ -9,17 +9,8 @@
 #
 # Usage: bash scripts/checks/uci-python-chess.sh   (also run by scripts/test.sh)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/atomzero/target}"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-if ! python=$(bash scripts/python-env.sh 2> "$work/env.err"); then
-  reason=$(grep -v '^[[:space:]]*$' "$work/env.err" | tail -n 1)
-  echo "SKIP uci-python-chess: could not install python-chess (${reason:-scripts/python-env.sh failed})"
-  exit 0
-fi
+source "$(dirname "$0")/../check-common.sh"
+python_or_skip uci-python-chess "python-chess"
 
 cargo build --release --locked -p atomzero --quiet
 bin="$CARGO_TARGET_DIR/release/atomzero"
