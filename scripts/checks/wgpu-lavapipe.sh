@@ -3,9 +3,10 @@
 # mesa-vulkan-drivers from Debian's packages if it is missing, then runs atomzero-nn's
 # `wgpu_forward_matches_cpu` (one forward pass of a tiny SE net on wgpu against the CPU backend,
 # tolerance 1e-3; it prints the adapter and the largest difference). Skips (exit 0, with the
-# reason) only if the driver cannot be installed. The first build of the wgpu feature takes
-# 10-15 minutes on 2 cores, a rebuild after a change below `nn` about 9; the test itself takes
-# ~40 s (kernel compilation on the CPU).
+# reason) only if the driver cannot be installed. With an empty cargo target dir this step is
+# the longest of CI: 29 minutes on 2 cores (Burn's crates are built again with the wgpu feature;
+# the whole cold .ci/run took 49 min, 2026-11-23); warm it only rebuilds what changed. The test
+# itself takes ~50 s (kernel compilation on the CPU).
 #
 # Usage: bash scripts/checks/wgpu-lavapipe.sh   (also run by scripts/test.sh)
 set -euo pipefail
