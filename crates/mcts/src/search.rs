@@ -434,8 +434,7 @@ impl Search {
         let mut fresh_prior = f32::NEG_INFINITY;
         for (i, edge) in self.edges[p.edges()].iter().enumerate() {
             let e = p.first_edge + i as EdgeId;
-            let child = (edge.child != NO_NODE).then(|| &self.nodes[edge.child as usize]);
-            let Some(child) = child.filter(|c| c.is_visited()) else {
+            let Some(child) = self.child(edge).filter(|c| c.is_visited()) else {
                 if edge.prior > fresh_prior {
                     fresh_prior = edge.prior;
                     fresh = e;
@@ -642,10 +641,11 @@ impl Search {
         }
         while pv.len() < max_len && id != NO_NODE {
             let node = &self.nodes[id as usize];
-            let Some(edge) = self.edges[node.edges()]
+            let Some((edge, _)) = self.edges[node.edges()]
                 .iter()
-                .filter(|e| self.stats(e).visits > 0)
-                .max_by_key(|e| (self.stats(e).proven == Proven::Win, self.stats(e).visits))
+                .map(|e| (e, self.stats(e)))
+                .filter(|(_, c)| c.visits > 0)
+                .max_by_key(|(_, c)| (c.proven == Proven::Win, c.visits))
             else {
                 break;
             };
