@@ -155,8 +155,13 @@ impl Position {
         let b = &self.board;
         let us = self.turn;
         let king = b.king_of(us);
-        let mut ctx =
-            LegalityContext { rules: *rules, king, in_check: true, blockers: Bitboard::FULL };
+        let mut ctx = LegalityContext {
+            rules: *rules,
+            king,
+            in_check: true,
+            blockers: Bitboard::FULL,
+            rays: Bitboard::FULL,
+        };
         let Some(king) = king else { return ctx };
         if !rules.royal_kings {
             return ctx;
@@ -167,14 +172,17 @@ impl Position {
         let snipers = their
             & ((attacks::rook_attacks(king, Bitboard::EMPTY) & b.rooks_and_queens())
                 | (attacks::bishop_attacks(king, Bitboard::EMPTY) & b.bishops_and_queens()));
-        let mut blockers = Bitboard::EMPTY;
+        let (mut blockers, mut rays) = (Bitboard::EMPTY, Bitboard::EMPTY);
         for sniper in snipers {
-            let between = attacks::between(king, sniper) & occ;
+            let ray = attacks::between(king, sniper);
+            rays |= ray;
+            let between = ray & occ;
             if !between.more_than_one() {
                 blockers |= between;
             }
         }
         ctx.blockers = blockers;
+        ctx.rays = rays;
         ctx
     }
 
@@ -189,6 +197,7 @@ impl Position {
             king: self.board.king_of(self.turn),
             in_check: true,
             blockers: Bitboard::FULL,
+            rays: Bitboard::FULL,
         };
         self.is_safe_in(m, &ctx)
     }
@@ -245,6 +254,11 @@ impl Position {
         if (removed & their & b.kings()).any() {
             return true;
         }
+        // Not in check, and the blast clears no square between the king and an enemy slider:
+        // the blast only removes pieces, so no attack appears.
+        if !ctx.in_check && (removed & ctx.rays).is_empty() {
+            return true;
+        }
         !self.is_attacked_after(king, occ & !removed, their & !removed)
     }
 
@@ -268,4 +282,7 @@ struct LegalityContext {
     in_check: bool,
     /// The mover's pieces that alone stand between its king and an enemy slider.
     blockers: Bitboard,
+    /// The squares between the mover's king and every enemy slider on one of its lines,
+    /// however many pieces stand between them.
+    rays: Bitboard,
 }
