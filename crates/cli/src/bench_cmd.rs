@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use atomzero_encoding::{Batch, Encoder, POLICY_SIZE};
 use atomzero_infer::{InferEvaluator, InferNet, Workspace};
 use atomzero_mcts::{
-    EvalRequest, Evaluation, Evaluator, Rng, Search, SearchConfig, UniformEvaluator,
+    EvalRequest, Evaluations, Evaluator, Rng, Search, SearchConfig, UniformEvaluator,
 };
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
@@ -465,7 +465,7 @@ fn tree_run(trees: usize, visits: u32, leaves: usize, moves: usize) -> TreeRun {
         let mut offset = 0;
         for (s, ..) in searches.iter_mut() {
             let n = s.pending().len();
-            s.apply(&evals[offset..offset + n]);
+            s.apply(evals.range(offset..offset + n));
             offset += n;
         }
     }
@@ -483,7 +483,7 @@ struct TimedEvaluator<E> {
 }
 
 impl<E: Evaluator> Evaluator for TimedEvaluator<E> {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
         let t = Instant::now();
         let out = self.inner.evaluate(requests);
         let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);

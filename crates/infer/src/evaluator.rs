@@ -1,6 +1,6 @@
 //! [`InferEvaluator`]: [`InferNet`] behind the search's `Evaluator` interface, a drop-in for
 //! `atomzero_nn::NetEvaluator` (same encoding, same priors and WDL through
-//! `atomzero_nn::evaluator::evaluation_from_logits`).
+//! `atomzero_nn::evaluator::push_evaluation`).
 //!
 //! `evaluate` takes `&self` and one evaluator is shared by every self-play worker, so the
 //! buffers of a forward pass (encoded batch, workspace, outputs) sit in a pool: a call takes a
@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use atomzero_encoding::{Batch, Encoder, POLICY_SIZE};
-use atomzero_mcts::{EvalRequest, Evaluation, Evaluator};
-use atomzero_nn::evaluator::evaluation_from_logits;
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator};
+use atomzero_nn::evaluator::push_evaluation;
 use atomzero_nn::{DEFAULT_MAX_BATCH, Net, NetMetadata};
 
 use crate::error::InferError;
@@ -93,12 +93,7 @@ impl InferEvaluator {
         })
     }
 
-    fn evaluate_chunk(
-        &self,
-        requests: &[EvalRequest<'_>],
-        slot: &mut Slot,
-        out: &mut Vec<Evaluation>,
-    ) {
+    fn evaluate_chunk(&self, requests: &[EvalRequest<'_>], slot: &mut Slot, out: &mut Evaluations) {
         let n = requests.len();
         slot.batch.clear();
         for request in requests {
@@ -120,14 +115,15 @@ impl InferEvaluator {
         for (i, request) in requests.iter().enumerate() {
             let logits = &slot.policy[i * POLICY_SIZE..(i + 1) * POLICY_SIZE];
             let wdl = [slot.wdl[3 * i], slot.wdl[3 * i + 1], slot.wdl[3 * i + 2]];
-            out.push(evaluation_from_logits(request, logits, wdl));
+            push_evaluation(out, request, logits, wdl);
         }
     }
 }
 
 impl Evaluator for InferEvaluator {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
-        let mut out = Vec::with_capacity(requests.len());
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let moves = requests.iter().map(|r| r.moves.len()).sum();
+        let mut out = Evaluations::with_capacity(requests.len(), moves);
         let mut slot = self.take_slot();
         for chunk in requests.chunks(self.max_batch) {
             self.evaluate_chunk(chunk, &mut slot, &mut out);

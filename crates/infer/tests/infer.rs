@@ -224,7 +224,7 @@ fn evaluator_matches_net_evaluator() {
             assert_eq!(out.len(), reference.len());
             for (a, b) in out.iter().zip(&reference) {
                 assert_eq!(a.priors.len(), b.priors.len());
-                for (p, q) in a.priors.iter().zip(&b.priors).chain(a.wdl.iter().zip(&b.wdl)) {
+                for (p, q) in a.priors.iter().zip(b.priors).chain(a.wdl.iter().zip(&b.wdl)) {
                     assert!((p - q).abs() <= TOLERANCE, "{p} vs {q}");
                 }
             }

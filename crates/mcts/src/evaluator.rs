@@ -17,16 +17,16 @@ pub struct EvalRequest<'a> {
     pub moves: &'a [Move],
 }
 
-/// The network's view of a position.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Evaluation {
+/// The network's view of one position (borrowed from an [`Evaluations`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Evaluation<'a> {
     /// Prior probability of each requested move (sums to 1 over the legal moves).
-    pub priors: Vec<f32>,
+    pub priors: &'a [f32],
     /// Win, draw, loss probabilities for the side to move (sum to 1).
     pub wdl: [f32; 3],
 }
 
-impl Evaluation {
+impl Evaluation<'_> {
     /// Expected score for the side to move in [-1, 1]: win − loss.
     #[inline]
     pub fn value(&self) -> f32 {
@@ -34,11 +34,134 @@ impl Evaluation {
     }
 }
 
-/// Evaluates batches of positions. Implementations must return one [`Evaluation`] per
-/// request, in order, with `priors.len() == moves.len()`.
+/// The evaluations of a batch, one per request in order, stored flat: every position's
+/// priors in one buffer (three allocations per batch instead of one per position).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluations {
+    priors: Vec<f32>,
+    /// End of each position's priors in `priors`.
+    ends: Vec<usize>,
+    wdl: Vec<[f32; 3]>,
+}
+
+impl Evaluations {
+    /// No evaluations.
+    pub fn new() -> Evaluations {
+        Evaluations::default()
+    }
+
+    /// Room for `positions` evaluations with `moves` priors in all.
+    pub fn with_capacity(positions: usize, moves: usize) -> Evaluations {
+        Evaluations {
+            priors: Vec::with_capacity(moves),
+            ends: Vec::with_capacity(positions),
+            wdl: Vec::with_capacity(positions),
+        }
+    }
+
+    /// Number of evaluations.
+    pub fn len(&self) -> usize {
+        self.wdl.len()
+    }
+
+    /// True without evaluations.
+    pub fn is_empty(&self) -> bool {
+        self.wdl.is_empty()
+    }
+
+    /// Appends one evaluation.
+    pub fn push(&mut self, priors: impl IntoIterator<Item = f32>, wdl: [f32; 3]) {
+        self.priors.extend(priors);
+        self.ends.push(self.priors.len());
+        self.wdl.push(wdl);
+    }
+
+    /// Appends one evaluation of `n` priors that `fill` writes (they start at 0).
+    pub fn push_with(&mut self, n: usize, wdl: [f32; 3], fill: impl FnOnce(&mut [f32])) {
+        let start = self.priors.len();
+        self.priors.resize(start + n, 0.0);
+        fill(&mut self.priors[start..]);
+        self.ends.push(self.priors.len());
+        self.wdl.push(wdl);
+    }
+
+    /// Keeps the first `n` evaluations.
+    pub fn truncate(&mut self, n: usize) {
+        if n < self.len() {
+            self.priors.truncate(if n == 0 { 0 } else { self.ends[n - 1] });
+            self.ends.truncate(n);
+            self.wdl.truncate(n);
+        }
+    }
+
+    /// Appends all of `other`'s evaluations.
+    pub fn append(&mut self, other: &Evaluations) {
+        for e in other {
+            self.push(e.priors.iter().copied(), e.wdl);
+        }
+    }
+
+    /// The `i`-th evaluation.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<Evaluation<'_>> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(Evaluation { priors: &self.priors[start..end], wdl: self.wdl[i] })
+    }
+
+    /// The evaluations in `range` (clamped to the ones there are), in order.
+    pub fn range(&self, range: std::ops::Range<usize>) -> Iter<'_> {
+        let end = range.end.min(self.len());
+        Iter { evaluations: self, next: range.start.min(end), end }
+    }
+
+    /// All evaluations, in order.
+    pub fn iter(&self) -> Iter<'_> {
+        self.range(0..self.len())
+    }
+}
+
+impl<'a> IntoIterator for &'a Evaluations {
+    type Item = Evaluation<'a>;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over (a range of) an [`Evaluations`].
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    evaluations: &'a Evaluations,
+    next: usize,
+    end: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = Evaluation<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Evaluation<'a>> {
+        if self.next >= self.end {
+            return None;
+        }
+        self.next += 1;
+        self.evaluations.get(self.next - 1)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.end - self.next;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+/// Evaluates batches of positions. Implementations must return one evaluation per request, in
+/// order, with as many priors as the request has moves.
 pub trait Evaluator {
     /// Evaluates a batch.
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation>;
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations;
 
     /// A short description for logs (e.g. the model path).
     fn name(&self) -> String {
@@ -47,7 +170,7 @@ pub trait Evaluator {
 }
 
 impl<E: Evaluator + ?Sized> Evaluator for &E {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
         (**self).evaluate(requests)
     }
     fn name(&self) -> String {
@@ -60,14 +183,14 @@ impl<E: Evaluator + ?Sized> Evaluator for &E {
 pub struct UniformEvaluator;
 
 impl Evaluator for UniformEvaluator {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
-        requests
-            .iter()
-            .map(|r| Evaluation {
-                priors: vec![1.0 / r.moves.len().max(1) as f32; r.moves.len()],
-                wdl: [1.0 / 3.0; 3],
-            })
-            .collect()
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let moves = requests.iter().map(|r| r.moves.len()).sum();
+        let mut out = Evaluations::with_capacity(requests.len(), moves);
+        for r in requests {
+            let p = 1.0 / r.moves.len().max(1) as f32;
+            out.push(std::iter::repeat_n(p, r.moves.len()), [1.0 / 3.0; 3]);
+        }
+        out
     }
     fn name(&self) -> String {
         "uniform".to_string()
@@ -94,22 +217,24 @@ fn unit(z: u64) -> f32 {
 }
 
 impl Evaluator for RandomEvaluator {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
-        requests
-            .iter()
-            .map(|r| {
-                let base = mix(self.seed ^ r.position.hash());
-                let raw: Vec<f32> =
-                    r.moves.iter().map(|m| unit(mix(base ^ u64::from(m.to_u16())))).collect();
-                let sum: f32 = raw.iter().sum::<f32>().max(f32::MIN_POSITIVE);
-                let (w, d) = (unit(mix(base ^ 1)), unit(mix(base ^ 2)));
-                let total = w + d + unit(mix(base ^ 3));
-                Evaluation {
-                    priors: raw.iter().map(|p| p / sum).collect(),
-                    wdl: [w / total, d / total, 1.0 - (w + d) / total],
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let mut out = Evaluations::new();
+        for r in requests {
+            let base = mix(self.seed ^ r.position.hash());
+            let (w, d) = (unit(mix(base ^ 1)), unit(mix(base ^ 2)));
+            let total = w + d + unit(mix(base ^ 3));
+            let wdl = [w / total, d / total, 1.0 - (w + d) / total];
+            out.push_with(r.moves.len(), wdl, |priors| {
+                for (p, m) in priors.iter_mut().zip(r.moves) {
+                    *p = unit(mix(base ^ u64::from(m.to_u16())));
                 }
-            })
-            .collect()
+                let sum: f32 = priors.iter().sum::<f32>().max(f32::MIN_POSITIVE);
+                for p in priors {
+                    *p /= sum;
+                }
+            });
+        }
+        out
     }
     fn name(&self) -> String {
         format!("random(seed={})", self.seed)
@@ -129,13 +254,39 @@ mod tests {
         for e in [&UniformEvaluator as &dyn Evaluator, &RandomEvaluator { seed: 7 }] {
             let out = e.evaluate(&[req, req]);
             assert_eq!(out.len(), 2);
-            assert_eq!(out[0], out[1], "deterministic");
-            assert_eq!(out[0].priors.len(), 20);
-            assert!((out[0].priors.iter().sum::<f32>() - 1.0).abs() < 1e-5);
-            assert!((out[0].wdl.iter().sum::<f32>() - 1.0).abs() < 1e-5);
-            assert!(out[0].wdl.iter().all(|&p| p >= 0.0));
+            assert_eq!(out.iter().len(), 2);
+            let (a, b) = (out.get(0).unwrap(), out.get(1).unwrap());
+            assert_eq!(a, b, "deterministic");
+            assert_eq!(a.priors.len(), 20);
+            assert!((a.priors.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            assert!((a.wdl.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            assert!(a.wdl.iter().all(|&p| p >= 0.0));
+            assert!(out.get(2).is_none());
         }
         let other = RandomEvaluator { seed: 8 }.evaluate(&[req]);
-        assert_ne!(other[0], RandomEvaluator { seed: 7 }.evaluate(&[req])[0]);
+        assert_ne!(other.get(0), RandomEvaluator { seed: 7 }.evaluate(&[req]).get(0));
+    }
+
+    #[test]
+    fn flat_evaluations_keep_each_position_apart() {
+        let mut out = Evaluations::new();
+        out.push([0.25, 0.75], [1.0, 0.0, 0.0]);
+        out.push([], [0.0, 1.0, 0.0]);
+        out.push_with(3, [0.0, 0.0, 1.0], |p| p.copy_from_slice(&[0.5, 0.25, 0.25]));
+        let mut more = Evaluations::new();
+        more.push([1.0], [0.5, 0.5, 0.0]);
+        out.append(&more);
+        let priors: Vec<&[f32]> = out.iter().map(|e| e.priors).collect();
+        assert_eq!(priors, [&[0.25, 0.75][..], &[], &[0.5, 0.25, 0.25], &[1.0]]);
+        assert_eq!(out.get(1).unwrap().value(), 0.0);
+        assert_eq!(out.get(2).unwrap().value(), -1.0);
+        let middle: Vec<[f32; 3]> = out.range(1..3).map(|e| e.wdl).collect();
+        assert_eq!(middle, [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+        assert_eq!(out.range(3..9).len(), 1);
+        assert_eq!(out.range(7..9).len(), 0);
+        out.truncate(1);
+        out.push([0.5, 0.5], [0.0, 1.0, 0.0]);
+        let priors: Vec<&[f32]> = out.iter().map(|e| e.priors).collect();
+        assert_eq!(priors, [&[0.25, 0.75][..], &[0.5, 0.5]]);
     }
 }

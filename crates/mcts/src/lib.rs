@@ -15,7 +15,9 @@ pub mod search;
 pub mod tree;
 
 pub use config::SearchConfig;
-pub use evaluator::{EvalRequest, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
+pub use evaluator::{
+    EvalRequest, Evaluation, Evaluations, Evaluator, RandomEvaluator, UniformEvaluator,
+};
 pub use rng::Rng;
 pub use search::{ChildStats, Leaf, Search};
 pub use tree::Proven;

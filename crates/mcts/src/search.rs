@@ -24,7 +24,7 @@ pub struct Leaf {
     /// How often the position occurred before (game and search path).
     pub repetitions: usize,
     /// Its legal moves.
-    pub moves: Vec<Move>,
+    pub moves: MoveList,
     path: Vec<NodeId>,
 }
 
@@ -36,7 +36,7 @@ impl Leaf {
             position,
             history: Vec::new(),
             repetitions: 0,
-            moves: Vec::new(),
+            moves: MoveList::new(),
             path: Vec::with_capacity(16),
         }
     }
@@ -71,8 +71,6 @@ struct Scratch {
     hashes: Vec<u64>,
     /// Positions along the path (only with history planes).
     positions: Vec<Position>,
-    /// Legal moves of the leaf.
-    moves: MoveList,
 }
 
 /// One search tree over a game position.
@@ -209,7 +207,7 @@ impl Search {
     }
 
     /// Expands the pending leaves with `evaluations` (one per leaf, in order) and backs up.
-    pub fn apply(&mut self, evaluations: &[Evaluation]) {
+    pub fn apply<'a>(&mut self, evaluations: impl IntoIterator<Item = Evaluation<'a>>) {
         let leaves = std::mem::take(&mut self.pending);
         let n = std::mem::take(&mut self.n_pending);
         for (leaf, eval) in leaves[..n].iter().zip(evaluations) {
@@ -267,12 +265,12 @@ impl Search {
     /// One walk down the tree into `leaf`: a new leaf, or what the walk found instead.
     fn walk(&mut self, leaf: &mut Leaf) -> Walk {
         let mut scratch = self.scratch.take().unwrap_or_default();
-        let Scratch { hashes, positions, moves } = &mut *scratch;
+        let Scratch { hashes, positions } = &mut *scratch;
         hashes.clear();
         positions.clear();
         let mut path = std::mem::take(&mut leaf.path);
         path.clear();
-        let walk = self.walk_with(hashes, positions, moves, &mut path, leaf);
+        let walk = self.walk_with(hashes, positions, &mut path, leaf);
         leaf.path = path;
         self.scratch = Some(scratch);
         walk
@@ -284,7 +282,6 @@ impl Search {
         &mut self,
         path_hashes: &mut Vec<u64>,
         path_positions: &mut Vec<Position>,
-        moves: &mut MoveList,
         path: &mut Vec<NodeId>,
         leaf: &mut Leaf,
     ) -> Walk {
@@ -303,9 +300,10 @@ impl Search {
                 // Non-root terminal nodes are proven and returned above.
                 Expansion::Terminal => return Walk::Nothing,
                 Expansion::Unexpanded => {
-                    pos.legal_moves_into(moves);
+                    // Generated straight into the leaf (no copy).
+                    pos.legal_moves_into(&mut leaf.moves);
                     let repetitions = self.repetitions(&pos, path_hashes);
-                    if let Some(proven) = self.terminal(&pos, moves, repetitions, id == 0) {
+                    if let Some(proven) = self.terminal(&pos, &leaf.moves, repetitions, id == 0) {
                         let node = &mut self.nodes[id as usize];
                         node.expansion = Expansion::Terminal;
                         node.proven = proven;
@@ -321,8 +319,6 @@ impl Search {
                     leaf.node = id;
                     leaf.position = pos;
                     leaf.repetitions = repetitions;
-                    leaf.moves.clear();
-                    leaf.moves.extend_from_slice(moves);
                     return Walk::Leaf;
                 }
                 Expansion::Expanded => {
@@ -762,6 +758,7 @@ pub struct ChildStats {
     pub proven: Proven,
 }
 
+#[inline]
 fn sanitize(wdl: [f32; 3]) -> [f32; 3] {
     let clean = wdl.map(|p| if p.is_finite() && p > 0.0 { p } else { 0.0 });
     let sum: f32 = clean.iter().sum();

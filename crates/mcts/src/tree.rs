@@ -44,6 +44,7 @@ pub enum Proven {
 
 impl Proven {
     /// The same result seen by the other player.
+    #[inline]
     pub fn flip(self) -> Proven {
         match self {
             Proven::Win => Proven::Loss,
@@ -89,6 +90,7 @@ pub struct Edge {
 
 impl Edge {
     /// An edge without a child.
+    #[inline]
     pub fn new(mv: Move, prior: f32) -> Edge {
         Edge { prior, child: NO_NODE, mv }
     }
@@ -117,6 +119,7 @@ pub struct Node {
 
 impl Node {
     /// A node without visits or edges.
+    #[inline]
     pub const fn new() -> Node {
         Node {
             visits: 0,
@@ -143,6 +146,7 @@ impl Node {
     }
 
     /// Mean value (win − loss) for the player who moved here; 0 without visits.
+    #[inline]
     pub fn q(&self) -> f32 {
         if self.visits == 0 {
             return 0.0;
@@ -161,6 +165,7 @@ impl Node {
     }
 
     /// Range of the edges in the edge arena.
+    #[inline]
     pub fn edges(&self) -> std::ops::Range<usize> {
         let first = self.first_edge as usize;
         first..first + self.n_edges as usize

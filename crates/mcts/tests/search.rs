@@ -89,7 +89,7 @@ fn gather_and_apply_batch_across_trees() {
         let mut offset = 0;
         for t in trees.iter_mut() {
             let n = t.pending().len();
-            t.apply(&evals[offset..offset + n]);
+            t.apply(evals.range(offset..offset + n));
             offset += n;
         }
     }

@@ -5,7 +5,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use atomzero_encoding::{Batch, Encoder, POLICY_SIZE, move_to_index};
-use atomzero_mcts::{EvalRequest, Evaluation, Evaluator};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator};
 use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
 
@@ -73,7 +73,7 @@ impl NetEvaluator {
         self.max_batch
     }
 
-    fn evaluate_chunk(&self, requests: &[EvalRequest<'_>], out: &mut Vec<Evaluation>) {
+    fn evaluate_chunk(&self, requests: &[EvalRequest<'_>], out: &mut Evaluations) {
         let planes = self.encoder.planes();
         let input = {
             let mut batch = self.batch.lock().unwrap_or_else(PoisonError::into_inner);
@@ -91,35 +91,36 @@ impl NetEvaluator {
 
         for (i, request) in requests.iter().enumerate() {
             let logits = &policy[i * POLICY_SIZE..(i + 1) * POLICY_SIZE];
-            out.push(evaluation_from_logits(
-                request,
-                logits,
-                [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]],
-            ));
+            push_evaluation(out, request, logits, [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]]);
         }
     }
 }
 
-/// The search's view of one position from the net's raw outputs: `policy_logits` (4672, index
-/// `plane * 64 + from_square`) softmaxed over the request's legal moves only (in their order),
-/// and `wdl_logits` softmaxed into probabilities. Shared by every evaluator over this net's
-/// outputs (Burn's here, `atomzero-infer`'s own CPU path), so they agree by construction.
-pub fn evaluation_from_logits(
+/// Appends the search's view of one position to `out`, from the net's raw outputs:
+/// `policy_logits` (4672, index `plane * 64 + from_square`) softmaxed over the request's legal
+/// moves only (in their order), and `wdl_logits` softmaxed into probabilities. Shared by every
+/// evaluator over this net's outputs (Burn's here, `atomzero-infer`'s own CPU path), so they
+/// agree by construction.
+pub fn push_evaluation(
+    out: &mut Evaluations,
     request: &EvalRequest<'_>,
     policy_logits: &[f32],
     wdl_logits: [f32; 3],
-) -> Evaluation {
-    let mut priors: Vec<f32> =
-        request.moves.iter().map(|&m| policy_logits[move_to_index(request.position, m)]).collect();
-    softmax_in_place(&mut priors);
+) {
     let mut wdl = wdl_logits;
     softmax_in_place(&mut wdl);
-    Evaluation { priors, wdl }
+    out.push_with(request.moves.len(), wdl, |priors| {
+        for (p, &m) in priors.iter_mut().zip(request.moves) {
+            *p = policy_logits[move_to_index(request.position, m)];
+        }
+        softmax_in_place(priors);
+    });
 }
 
 impl Evaluator for NetEvaluator {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
-        let mut out = Vec::with_capacity(requests.len());
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let moves = requests.iter().map(|r| r.moves.len()).sum();
+        let mut out = Evaluations::with_capacity(requests.len(), moves);
         for chunk in requests.chunks(self.max_batch) {
             self.evaluate_chunk(chunk, &mut out);
         }

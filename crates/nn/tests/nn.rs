@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use atomzero_encoding::{Batch, Encoder, POLICY_SIZE, move_to_index};
-use atomzero_mcts::{EvalRequest, Evaluation, Evaluator};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator};
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
 use atomzero_nn::{
@@ -123,11 +123,11 @@ fn train_batch(samples: &[Sample], config: &NetConfig, seed: u64, device: &Devic
         .unwrap()
 }
 
-fn assert_close(a: &[Evaluation], b: &[Evaluation], tolerance: f32) {
+fn assert_close(a: &Evaluations, b: &Evaluations, tolerance: f32) {
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(b) {
         assert_eq!(x.priors.len(), y.priors.len());
-        for (p, q) in x.priors.iter().zip(&y.priors).chain(x.wdl.iter().zip(&y.wdl)) {
+        for (p, q) in x.priors.iter().zip(y.priors).chain(x.wdl.iter().zip(&y.wdl)) {
             assert!((p - q).abs() <= tolerance, "{p} vs {q}");
         }
     }

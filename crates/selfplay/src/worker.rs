@@ -203,7 +203,7 @@ fn worker<E: Evaluator + Sync + ?Sized>(shared: &Shared<'_, E>, tx: mpsc::Sender
             for slot in slots.iter_mut() {
                 let n = slot.search.pending().len();
                 slot.evaluations += n as u64;
-                slot.search.apply(&evals[offset..offset + n]);
+                slot.search.apply(evals.range(offset..offset + n));
                 offset += n;
             }
         }

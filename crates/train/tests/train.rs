@@ -130,8 +130,9 @@ fn outputs(net: &atomzero_nn::Net) -> Vec<f32> {
             repetitions: 0,
             moves: &moves,
         };
-        let e = &atomzero_mcts::Evaluator::evaluate(&eval, &[req])[0];
-        out.extend_from_slice(&e.priors);
+        let evals = atomzero_mcts::Evaluator::evaluate(&eval, &[req]);
+        let e = evals.get(0).unwrap();
+        out.extend_from_slice(e.priors);
         out.extend_from_slice(&e.wdl);
         pos = pos.play(pos.parse_uci(uci).unwrap()).unwrap();
     }

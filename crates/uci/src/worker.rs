@@ -11,7 +11,7 @@
 use crate::limits::SearchLimits;
 use crate::output::Output;
 use crate::report::{self, Progress};
-use atomzero_mcts::{EvalRequest, Evaluation, Evaluator, Leaf, Proven, Search, UniformEvaluator};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Leaf, Proven, Search, UniformEvaluator};
 use atomzero_rules::{Move, Position};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -290,7 +290,7 @@ impl Rounds {
         }
         let requests: Vec<EvalRequest<'_>> = leaves.iter().map(Leaf::request).collect();
         let t0 = Instant::now();
-        let mut evaluations: Vec<Evaluation> = evaluator.evaluate(&requests);
+        let mut evaluations: Evaluations = evaluator.evaluate(&requests);
         let seconds = t0.elapsed().as_secs_f64().max(1e-6);
         let rate = requests.len() as f64 / seconds;
         self.rate = Some(self.rate.map_or(rate, |r| 0.5 * r + 0.5 * rate));
@@ -305,7 +305,7 @@ impl Rounds {
             }
             evaluations.truncate(requests.len());
             let missing = UniformEvaluator.evaluate(&requests[evaluations.len()..]);
-            evaluations.extend(missing);
+            evaluations.append(&missing);
         }
         let n = requests.len();
         drop(requests);

@@ -5,7 +5,7 @@
 //! No sleeps: lines are read from a channel with timeouts, and the timeouts are generous
 //! bounds that a correct engine stays far below.
 
-use atomzero_mcts::{EvalRequest, Evaluation, Evaluator, RandomEvaluator};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, RandomEvaluator};
 use atomzero_rules::{Position, Variant};
 use atomzero_uci::{
     Engine, EngineConfig, Flow, LoadedModel, ModelLoadError, NO_MODEL_MESSAGE, NoModelLoader,
@@ -509,7 +509,7 @@ struct Broken {
 }
 
 impl Evaluator for Broken {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
         if self.panic {
             panic!("broken evaluator");
         }
@@ -522,7 +522,7 @@ impl Evaluator for Broken {
 struct WantsHistory(usize);
 
 impl Evaluator for WantsHistory {
-    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
         for r in requests {
             assert!(r.history.len() <= self.0);
             // The root after two moves has two earlier positions.
