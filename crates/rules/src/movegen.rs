@@ -31,31 +31,24 @@ impl Position {
         let ctx = self.legality_context(&rules);
         // A quiet move of a piece that shields nothing, while not in check, cannot expose the
         // king (the shortcut `is_safe_in` starts with): such moves skip the test.
-        let quiet_is_free =
-            |from: Square| !rules.royal_kings || (!ctx.in_check && !ctx.blockers.contains(from));
-        let add = |moves: &mut MoveList, m: Move, free: bool| {
-            if free || self.is_safe_in(m, &ctx) {
-                moves.push(m);
-            }
-        };
-        let piece_moves = |moves: &mut MoveList, from: Square, to_squares: Bitboard| {
-            let free = quiet_is_free(from);
-            for to in to_squares & !occ {
-                add(moves, Move::new(from, to, MoveKind::Normal), free);
-            }
-            for to in to_squares & their {
-                add(moves, Move::new(from, to, MoveKind::Normal), false);
-            }
+        let free_from = if !rules.royal_kings {
+            Bitboard::FULL
+        } else if ctx.in_check {
+            Bitboard::EMPTY
+        } else {
+            !ctx.blockers
         };
 
         for from in b.knights() & our {
-            piece_moves(moves, from, attacks::knight_attacks(from) & targets);
+            self.piece_moves(moves, &ctx, free_from, from, attacks::knight_attacks(from) & targets);
         }
         for from in b.bishops_and_queens() & our {
-            piece_moves(moves, from, attacks::bishop_attacks(from, occ) & targets);
+            let to = attacks::bishop_attacks(from, occ) & targets;
+            self.piece_moves(moves, &ctx, free_from, from, to);
         }
         for from in b.rooks_and_queens() & our {
-            piece_moves(moves, from, attacks::rook_attacks(from, occ) & targets);
+            let to = attacks::rook_attacks(from, occ) & targets;
+            self.piece_moves(moves, &ctx, free_from, from, to);
         }
 
         // Pawns.
@@ -64,36 +57,26 @@ impl Position {
             Color::White => (1, 1, 7),
             Color::Black => (-1, 6, 0),
         };
-        // A pawn move to `to`, or its four promotions.
-        let pawn_moves = |moves: &mut MoveList, from: Square, to: Square, free: bool| {
-            if to.rank().index() == last_rank {
-                for role in Role::PROMOTIONS {
-                    add(moves, Move::new(from, to, Move::promotion_kind(role)), free);
-                }
-            } else {
-                add(moves, Move::new(from, to, MoveKind::Normal), free);
-            }
-        };
         for from in pawns {
             for to in attacks::pawn_attacks(us, from) & their {
-                pawn_moves(moves, from, to, false);
+                self.pawn_moves(moves, &ctx, from, to, last_rank, false);
             }
             if let Some(to) = from.offset(0, forward)
                 && !occ.contains(to)
             {
-                let free = quiet_is_free(from);
-                pawn_moves(moves, from, to, free);
+                let free = free_from.contains(from);
+                self.pawn_moves(moves, &ctx, from, to, last_rank, free);
                 if from.rank().index() == start_rank
                     && let Some(to2) = to.offset(0, forward)
                     && !occ.contains(to2)
                 {
-                    add(moves, Move::new(from, to2, MoveKind::DoublePush), free);
+                    self.add(moves, &ctx, Move::new(from, to2, MoveKind::DoublePush), free);
                 }
             }
         }
         if let Some(ep) = self.ep_square {
             for from in attacks::pawn_attacks(!us, ep) & pawns {
-                add(moves, Move::new(from, ep, MoveKind::EnPassant), false);
+                self.add(moves, &ctx, Move::new(from, ep, MoveKind::EnPassant), false);
             }
         }
 
@@ -104,9 +87,57 @@ impl Position {
                 king_targets &= !(b.kings() & their);
             }
             for to in attacks::king_attacks(king) & king_targets {
-                add(moves, Move::new(king, to, MoveKind::Normal), false);
+                self.add(moves, &ctx, Move::new(king, to, MoveKind::Normal), false);
             }
             self.generate_castling(king, moves);
+        }
+    }
+
+    /// Adds `m` if it is `free` (needs no test) or passes the legality test.
+    #[inline(always)]
+    fn add(&self, moves: &mut MoveList, ctx: &LegalityContext, m: Move, free: bool) {
+        if free || self.is_safe_in(m, ctx) {
+            moves.push(m);
+        }
+    }
+
+    /// The moves of a piece on `from` to `to_squares` (quiet ones first, then captures).
+    #[inline(always)]
+    fn piece_moves(
+        &self,
+        moves: &mut MoveList,
+        ctx: &LegalityContext,
+        free_from: Bitboard,
+        from: Square,
+        to_squares: Bitboard,
+    ) {
+        let occ = self.board.occupied();
+        let free = free_from.contains(from);
+        for to in to_squares & !occ {
+            self.add(moves, ctx, Move::new(from, to, MoveKind::Normal), free);
+        }
+        for to in to_squares & occ {
+            self.add(moves, ctx, Move::new(from, to, MoveKind::Normal), false);
+        }
+    }
+
+    /// A pawn move to `to`, or its four promotions.
+    #[inline(always)]
+    fn pawn_moves(
+        &self,
+        moves: &mut MoveList,
+        ctx: &LegalityContext,
+        from: Square,
+        to: Square,
+        last_rank: u8,
+        free: bool,
+    ) {
+        if to.rank().index() == last_rank {
+            for role in Role::PROMOTIONS {
+                self.add(moves, ctx, Move::new(from, to, Move::promotion_kind(role)), free);
+            }
+        } else {
+            self.add(moves, ctx, Move::new(from, to, MoveKind::Normal), free);
         }
     }
 
