@@ -216,14 +216,22 @@ impl Search {
             let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
             let uniform = 1.0 / leaf.moves.len().max(1) as f32;
             // One `extend` over an exact-size iterator: a single capacity check.
-            self.edges.extend(leaf.moves.iter().enumerate().map(|(i, &m)| {
-                let p = eval.priors.get(i).copied().unwrap_or(0.0) * norm;
-                Edge::new(m, if norm > 0.0 && p.is_finite() { p } else { uniform })
-            }));
+            if norm > 0.0 && eval.priors.len() == leaf.moves.len() {
+                self.edges.extend(leaf.moves.iter().zip(eval.priors).map(|(&m, &p)| {
+                    let p = p * norm;
+                    Edge::new(m, if p.is_finite() { p } else { uniform })
+                }));
+            } else {
+                // Priors missing or unusable (an evaluator breaking its contract).
+                self.edges.extend(leaf.moves.iter().enumerate().map(|(i, &m)| {
+                    let p = eval.priors.get(i).copied().unwrap_or(0.0) * norm;
+                    Edge::new(m, if norm > 0.0 && p.is_finite() { p } else { uniform })
+                }));
+            }
             // Highest prior first (stable: ties keep the legal-move order), so selection below
             // the root can stop at the first unvisited edge.
             let edges = &mut self.edges[first..];
-            if !edges.is_sorted_by(|a, b| a.prior.total_cmp(&b.prior).is_ge()) {
+            if !edges.is_sorted_by(|a, b| descending(a.prior, b.prior)) {
                 edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
             }
             let node = &mut self.nodes[leaf.node as usize];
@@ -758,6 +766,13 @@ pub struct ChildStats {
     pub proven: Proven,
 }
 
+/// `a.total_cmp(&b).is_ge()` for priors (never NaN), with the common cases first.
+#[inline]
+fn descending(a: f32, b: f32) -> bool {
+    // Equal values differ in bits only as +0 and -0, which `total_cmp` orders -0 < +0.
+    a > b || (a == b && (a.to_bits() == b.to_bits() || b.is_sign_negative()))
+}
+
 #[inline]
 fn sanitize(wdl: [f32; 3]) -> [f32; 3] {
     let clean = wdl.map(|p| if p.is_finite() && p > 0.0 { p } else { 0.0 });
@@ -842,6 +857,16 @@ mod tests {
             checked += check_selection(&search);
         }
         assert!(checked > 400, "{checked} nodes checked");
+    }
+
+    #[test]
+    fn descending_agrees_with_total_cmp() {
+        let values = [1.0f32, 0.5, 0.25, 0.0, -0.0, -0.5, f32::MIN_POSITIVE, f32::INFINITY];
+        for a in values {
+            for b in values {
+                assert_eq!(descending(a, b), a.total_cmp(&b).is_ge(), "{a} vs {b}");
+            }
+        }
     }
 
     #[test]
