@@ -4,8 +4,9 @@
 //! expansion writes ~30 edges of 12 bytes; only the few hundred positions actually visited
 //! per search get a 24-byte node. The exception is the root: every walk scans all its
 //! children, so they all get nodes at its expansion, side by side (nodes 1..=n), and the scan
-//! reads a few contiguous cache lines instead of one scattered line per child. (One 32-byte node per legal move, visited or not, made the
-//! arena ~3x larger and cache-cold with 64 trees per thread.)
+//! reads a few contiguous cache lines instead of one scattered line per child. (One 32-byte
+//! node per legal move, visited or not, made the arena ~3x larger and cache-cold with 64 trees
+//! per thread.)
 //!
 //! A node's edges are ordered: the ones whose child was visited first, then the others in
 //! descending order of prior, so selection below the root can stop at the first unvisited
