@@ -227,10 +227,11 @@ impl Search {
         self.max_depth
     }
 
-    /// Size of the tree in edges (every legal move of every expanded position) plus the root;
-    /// each costs at most [`crate::tree::MAX_BYTES_PER_EDGE`] bytes.
-    pub fn tree_size(&self) -> usize {
-        self.edges.len() + 1
+    /// Memory the tree's nodes and edges take, in bytes (the arenas' used length; their
+    /// capacity can be up to twice as much).
+    pub fn tree_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>()
+            + self.edges.len() * std::mem::size_of::<Edge>()
     }
 
     /// The leaves gathered and not yet applied.
@@ -249,8 +250,9 @@ impl Search {
             if leaves.len() == self.n_pending {
                 leaves.push(Leaf::empty(self.root_position));
             }
-            let leaf = &mut leaves[self.n_pending];
-            let walk = self.walk(leaf);
+            let (waiting, rest) = leaves.split_at_mut(self.n_pending);
+            let leaf = &mut rest[0];
+            let walk = self.walk(leaf, waiting);
             // The walk changed the statistics of the root child it went through (virtual loss,
             // a backed-up exact result, a proof).
             let root_child = leaf.path.get(1).copied();
@@ -346,14 +348,15 @@ impl Search {
     }
 
     /// One walk down the tree into `leaf`: a new leaf, or what the walk found instead.
-    fn walk(&mut self, leaf: &mut Leaf) -> Walk {
+    /// `waiting` are the leaves gathered before (their paths follow nodes that move).
+    fn walk(&mut self, leaf: &mut Leaf, waiting: &mut [Leaf]) -> Walk {
         let mut scratch = self.scratch.take().unwrap_or_default();
         let Scratch { hashes, positions } = &mut *scratch;
         hashes.clear();
         positions.clear();
         let mut path = std::mem::take(&mut leaf.path);
         path.clear();
-        let walk = self.walk_with(hashes, positions, &mut path, leaf);
+        let walk = self.walk_with(hashes, positions, &mut path, leaf, waiting);
         leaf.path = path;
         self.scratch = Some(scratch);
         walk
@@ -367,6 +370,7 @@ impl Search {
         path_positions: &mut Vec<Position>,
         path: &mut Vec<NodeId>,
         leaf: &mut Leaf,
+        waiting: &mut [Leaf],
     ) -> Walk {
         path.push(0);
         let mut pos = self.root_position;
@@ -409,15 +413,12 @@ impl Search {
                         return Walk::Nothing;
                     }
                     let e = self.select_edge(id) as usize;
-                    let Edge { child, mv, .. } = self.edges[e];
-                    let child = if child == NO_NODE {
+                    let i = e - node.first_edge as usize;
+                    let mv = self.edges[e].mv;
+                    let child = match node.child(i) {
                         // First walk through this move: its node is created now.
-                        let new = self.nodes.len() as NodeId;
-                        self.nodes.push(Node::new());
-                        self.edges[e].child = new;
-                        new
-                    } else {
-                        child
+                        NO_NODE => self.add_child(id, waiting),
+                        child => child,
                     };
                     if self.config.history > 0 {
                         path_positions.push(pos);
@@ -517,17 +518,19 @@ impl Search {
         let mut best_score = f32::NEG_INFINITY;
         let mut fresh = EdgeId::MAX;
         let mut fresh_prior = f32::NEG_INFINITY;
-        for (i, edge) in self.edges[p.edges()].iter().enumerate() {
+        let edges = &self.edges[p.edges()];
+        let children = &self.nodes[p.children()];
+        // The visited edges come first and the rest in descending order of prior: the first
+        // edge without a visited child is the only unvisited one that can win.
+        let unvisited = children.iter().position(|c| !c.is_visited()).unwrap_or(children.len());
+        if let Some(edge) = edges.get(unvisited)
+            && edge.prior > fresh_prior
+        {
+            fresh_prior = edge.prior;
+            fresh = p.first_edge + unvisited as EdgeId;
+        }
+        for (i, (edge, child)) in edges.iter().zip(&children[..unvisited]).enumerate() {
             let e = p.first_edge + i as EdgeId;
-            let Some(child) = self.child(edge).filter(|c| c.is_visited()) else {
-                if edge.prior > fresh_prior {
-                    fresh_prior = edge.prior;
-                    fresh = e;
-                }
-                // The visited edges come first and the rest in descending order of prior:
-                // nothing after this one can win.
-                break;
-            };
             let in_tree = child.in_tree();
             // The common case first, as a plain branch (a `match` on `proven` compiles to a
             // jump table that mispredicts).
@@ -602,15 +605,47 @@ impl Search {
         if best == usize::MAX { root.first_edge } else { root.first_edge + best as EdgeId }
     }
 
-    /// The node an edge leads to, if it was visited.
-    fn child(&self, edge: &Edge) -> Option<&Node> {
-        (edge.child != NO_NODE).then(|| &self.nodes[edge.child as usize])
+    /// The statistics of the child of `node`'s edge `i` (no visits if it has none yet).
+    fn stats(&self, node: &Node, i: usize) -> &Node {
+        static UNVISITED: Node = Node::new();
+        match node.child(i) {
+            NO_NODE => &UNVISITED,
+            child => &self.nodes[child as usize],
+        }
     }
 
-    /// The statistics of the node an edge leads to (no visits if it has none yet).
-    fn stats(&self, edge: &Edge) -> &Node {
-        static UNVISITED: Node = Node::new();
-        self.child(edge).unwrap_or(&UNVISITED)
+    /// Creates the node of `parent`'s first edge without one, in the reserved slots after
+    /// its other children, and returns it. When the slots are full, the children move to a
+    /// block twice as large at the end of the arena, and the paths of the `waiting` leaves
+    /// follow them.
+    fn add_child(&mut self, parent: NodeId, waiting: &mut [Leaf]) -> NodeId {
+        let p = &self.nodes[parent as usize];
+        let (first, n, capacity) = (p.first_child, p.n_children, p.child_capacity);
+        debug_assert!(n < p.n_edges);
+        if n == capacity {
+            let new_capacity = (capacity * 2).clamp(1, p.n_edges);
+            let new_first = self.nodes.len() as NodeId;
+            let old = first as usize..(first + NodeId::from(n)) as usize;
+            self.nodes.extend_from_within(old.clone());
+            self.nodes.resize(new_first as usize + new_capacity as usize, Node::new());
+            if n > 0 {
+                let moved = |id: &mut NodeId| {
+                    if old.contains(&(*id as usize)) {
+                        *id = *id - first + new_first;
+                    }
+                };
+                for leaf in waiting.iter_mut() {
+                    leaf.path.iter_mut().for_each(moved);
+                    moved(&mut leaf.node);
+                }
+            }
+            let p = &mut self.nodes[parent as usize];
+            p.first_child = new_first;
+            p.child_capacity = new_capacity;
+        }
+        let p = &mut self.nodes[parent as usize];
+        p.n_children += 1;
+        p.first_child + NodeId::from(n)
     }
 
     /// Adds `wdl` (for the player who moved into the last node of `path`) to every node of the
@@ -638,8 +673,8 @@ impl Search {
             let proven = if self.nodes[child].proven == Proven::Win {
                 Proven::Loss
             } else {
-                let proofs =
-                    self.edges[self.nodes[parent].edges()].iter().map(|e| self.stats(e).proven);
+                let node = &self.nodes[parent];
+                let proofs = (0..node.n_edges as usize).map(|i| self.stats(node, i).proven);
                 if proofs.clone().all(|p| p != Proven::Unknown) {
                     if proofs.into_iter().any(|p| p == Proven::Draw) {
                         Proven::Draw
@@ -661,12 +696,15 @@ impl Search {
     /// every walk scans all the root's children, so their statistics are read from a few
     /// contiguous cache lines instead of one scattered line each.
     fn give_root_edges_nodes(&mut self) {
-        for e in self.nodes[0].edges() {
-            if self.edges[e].child == NO_NODE {
-                self.edges[e].child = self.nodes.len() as NodeId;
-                self.nodes.push(Node::new());
-            }
-        }
+        let root = &self.nodes[0];
+        debug_assert_eq!(root.n_children, 0);
+        let n = root.n_edges;
+        let first = self.nodes.len();
+        self.nodes.resize(first + n as usize, Node::new());
+        let root = &mut self.nodes[0];
+        root.first_child = first as NodeId;
+        root.n_children = n;
+        root.child_capacity = n;
     }
 
     fn add_root_noise(&mut self) {
@@ -684,7 +722,8 @@ impl Search {
 
     /// The root's edges with the statistics of their children.
     fn root_edges(&self) -> impl Iterator<Item = (&Edge, &Node)> + '_ {
-        self.edges[self.nodes[0].edges()].iter().map(|e| (e, self.stats(e)))
+        let root = &self.nodes[0];
+        self.edges[root.edges()].iter().enumerate().map(|(i, e)| (e, self.stats(root, i)))
     }
 
     /// Visits per root move, in the tree's order (by prior when expanded; empty before the root
@@ -761,22 +800,31 @@ impl Search {
         let mut id = NO_NODE;
         if let Some(best) = self.best_move() {
             pv.push(best);
-            id = self.root_edges().find(|(e, _)| e.mv == best).map_or(NO_NODE, |(e, _)| e.child);
+            id = self.root_child(best);
         }
         while pv.len() < max_len && id != NO_NODE {
             let node = &self.nodes[id as usize];
-            let Some((edge, _)) = self.edges[node.edges()]
+            let Some((i, edge)) = self.edges[node.edges()]
                 .iter()
-                .map(|e| (e, self.stats(e)))
-                .filter(|(_, c)| c.visits > 0)
-                .max_by_key(|(_, c)| (c.proven == Proven::Win, c.visits))
+                .enumerate()
+                .filter(|&(i, _)| self.stats(node, i).visits > 0)
+                .max_by_key(|&(i, _)| {
+                    let c = self.stats(node, i);
+                    (c.proven == Proven::Win, c.visits)
+                })
             else {
                 break;
             };
-            id = edge.child;
+            id = node.child(i);
             pv.push(edge.mv);
         }
         pv
+    }
+
+    /// The root's child reached by `m` ([`NO_NODE`] if none).
+    fn root_child(&self, m: Move) -> NodeId {
+        let root = &self.nodes[0];
+        self.edges[root.edges()].iter().position(|e| e.mv == m).map_or(NO_NODE, |i| root.child(i))
     }
 
     /// Moves the root to the child reached by `m`, keeping its subtree (tree reuse). Pending
@@ -794,8 +842,7 @@ impl Search {
                 node.visits > 0 || node.proven != Proven::Unknown
             }
         };
-        let old_root_id =
-            self.root_edges().find(|(e, _)| e.mv == m).map_or(NO_NODE, |(e, _)| e.child);
+        let old_root_id = self.root_child(m);
         let mut root = Node::new();
         if kept(old_root_id) {
             root = self.nodes[old_root_id as usize].clone();
@@ -810,30 +857,33 @@ impl Search {
             queue.push_back((old_root_id, 0 as NodeId));
         }
         while let Some((old, new)) = queue.pop_front() {
-            let range = self.nodes[old as usize].edges();
-            nodes[new as usize].first_edge = edges.len() as EdgeId;
+            let old_node = &self.nodes[old as usize];
+            let first_child = nodes.len();
+            let n = &mut nodes[new as usize];
+            n.first_edge = edges.len() as EdgeId;
+            n.first_child = first_child as NodeId;
             // Dropping the in-flight visits can leave an edge unvisited between visited ones:
             // the visited ones go first (each group keeps its order) so that they stay a
-            // prefix, as `select_edge` requires.
-            let old_edges = &self.edges[range];
-            let visited = old_edges.iter().filter(|e| kept(e.child));
-            for edge in visited.chain(old_edges.iter().filter(|e| !kept(e.child))) {
-                let mut copy = *edge;
-                copy.child = NO_NODE;
-                if kept(edge.child) {
-                    let mut child = self.nodes[edge.child as usize].clone();
-                    child.in_flight = 0;
-                    copy.child = nodes.len() as NodeId;
-                    queue.push_back((edge.child, copy.child));
-                    nodes.push(child);
-                } else if new == 0 {
-                    // The root's edges all have nodes (see `give_root_edges_nodes`); the root
-                    // is the first node copied, so they are nodes 1..=n.
-                    copy.child = nodes.len() as NodeId;
-                    nodes.push(Node::new());
-                }
-                edges.push(copy);
+            // prefix, as `select_edge` requires. Their nodes are copied side by side.
+            let old_edges = self.edges[old_node.edges()].iter().enumerate();
+            let is_kept = |&(i, _): &(usize, &Edge)| kept(old_node.child(i));
+            for (i, edge) in old_edges.clone().filter(is_kept) {
+                let old_child = old_node.child(i);
+                let mut child = self.nodes[old_child as usize].clone();
+                child.in_flight = 0;
+                (child.first_child, child.n_children, child.child_capacity) = (NO_NODE, 0, 0);
+                queue.push_back((old_child, nodes.len() as NodeId));
+                nodes.push(child);
+                edges.push(*edge);
             }
+            edges.extend(old_edges.filter(|e| !is_kept(e)).map(|(_, e)| *e));
+            if new == 0 {
+                // The root's edges all have nodes (see `give_root_edges_nodes`).
+                nodes.resize(first_child + old_node.n_edges as usize, Node::new());
+            }
+            let n_children = (nodes.len() - first_child) as u16;
+            let n = &mut nodes[new as usize];
+            (n.n_children, n.child_capacity) = (n_children, n_children);
         }
         self.spare =
             (std::mem::replace(&mut self.nodes, nodes), std::mem::replace(&mut self.edges, edges));
@@ -867,14 +917,13 @@ impl Search {
         self.root_children = cache;
     }
 
-    /// Recomputes the selection inputs of root child `id` (nothing for another node). The
-    /// root's children are nodes 1..=n in edge order (`give_root_edges_nodes`, `advance`).
+    /// Recomputes the selection inputs of root child `id` (nothing for another node).
     #[inline]
     fn refresh_root_child(&mut self, id: NodeId) {
-        let k = (id as usize).wrapping_sub(1);
+        let root = &self.nodes[0];
+        let k = id.wrapping_sub(root.first_child) as usize;
         if k < self.root_children.len() {
-            let edge = &self.edges[self.nodes[0].first_edge as usize + k];
-            debug_assert_eq!(edge.child, id);
+            let edge = &self.edges[root.first_edge as usize + k];
             self.root_children[k] =
                 RootChild::new(edge.prior, &self.nodes[id as usize], self.config.virtual_loss);
         }
@@ -928,11 +977,12 @@ mod tests {
         let n_parent = (p.visits + p.in_flight) as f32;
         let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
         let c_sqrt_n = c * n_parent.max(1.0).sqrt();
-        let stats = |e: &Edge| search.stats(e).clone();
+        let stats = |i: usize| search.stats(p, i).clone();
         let visited_prior: f32 = search.edges[p.edges()]
             .iter()
-            .filter(|e| stats(e).visits + stats(e).in_flight > 0)
-            .map(|e| e.prior)
+            .enumerate()
+            .filter(|&(i, _)| stats(i).visits + stats(i).in_flight > 0)
+            .map(|(_, e)| e.prior)
             .sum();
         let reduction = if parent == 0 { config.fpu_reduction_root } else { config.fpu_reduction };
         let fpu = -p.q() - reduction * visited_prior.sqrt();
@@ -940,7 +990,7 @@ mod tests {
         let mut best_score = f32::NEG_INFINITY;
         for (i, edge) in search.edges[p.edges()].iter().enumerate() {
             let id = p.first_edge + i as EdgeId;
-            let child = stats(edge);
+            let child = stats(i);
             let n = (child.visits + child.in_flight) as f32;
             let score = match child.proven {
                 Proven::Win => return id,
@@ -977,14 +1027,17 @@ mod tests {
             // Leave some leaves in flight so virtual loss takes part.
             search.gather(6);
             checked += check_selection(&search);
+            check_counts(&search);
             // Tree reuse with leaves still in flight: their visits are dropped, and the
             // children must still be ordered as the early stop requires.
             let best = search.best_move().unwrap();
             search.advance(best);
             checked += check_selection(&search);
+            check_counts(&search);
             search.run(&RandomEvaluator { seed }, 200, 4);
             search.gather(6);
             checked += check_selection(&search);
+            check_counts(&search);
         }
         assert!(checked > 400, "{checked} nodes checked");
     }
@@ -1005,11 +1058,14 @@ mod tests {
         let mut search = Search::new(&game, SearchConfig::default(), 3);
         search.run(&RandomEvaluator { seed: 3 }, 2000, 1);
         let best = search.best_move().unwrap();
-        let edges_of = |search: &Search, node: NodeId| -> Vec<Edge> {
-            search.edges[search.nodes[node as usize].edges()].to_vec()
+        // A node's edges, each with its child (NO_NODE if none).
+        let edges_of = |search: &Search, node: NodeId| -> Vec<(Move, NodeId)> {
+            let node = &search.nodes[node as usize];
+            let edges = search.edges[node.edges()].iter();
+            edges.enumerate().map(|(i, e)| (e.mv, node.child(i))).collect()
         };
         let child_by = |search: &Search, node: NodeId, mv: Move| {
-            edges_of(search, node).iter().find(|e| e.mv == mv).unwrap().child
+            edges_of(search, node).iter().find(|e| e.0 == mv).unwrap().1
         };
         let b = child_by(&search, 0, best);
         // A child of the new root whose first two children were visited: make the first one
@@ -1017,24 +1073,47 @@ mod tests {
         let c_edge = edges_of(&search, b)
             .into_iter()
             .find(|e| {
-                let kids = if e.child == NO_NODE { Vec::new() } else { edges_of(&search, e.child) };
-                kids.len() >= 2 && kids[..2].iter().all(|k| k.child != NO_NODE)
+                let kids = if e.1 == NO_NODE { Vec::new() } else { edges_of(&search, e.1) };
+                kids.len() >= 2 && kids[..2].iter().all(|k| k.1 != NO_NODE)
             })
             .expect("a node with two visited children");
-        let kids = edges_of(&search, c_edge.child);
-        let (d0_move, d1_move) = (kids[0].mv, kids[1].mv);
-        search.nodes[kids[0].child as usize] =
+        let kids = edges_of(&search, c_edge.1);
+        let (d0_move, d1_move) = (kids[0].0, kids[1].0);
+        search.nodes[kids[0].1 as usize] =
             Node { in_flight: 1, expansion: Expansion::Pending, ..Node::new() };
         search.advance(best);
         // The dropped leaf is unvisited again (no node) and must now come after its visited
         // siblings.
-        let c = child_by(&search, 0, c_edge.mv);
+        let c = child_by(&search, 0, c_edge.0);
         let kids = edges_of(&search, c);
-        assert_eq!(kids[0].mv, d1_move);
-        let d0 = kids.iter().position(|k| k.mv == d0_move).unwrap();
+        assert_eq!(kids[0].0, d1_move);
+        let d0 = kids.iter().position(|k| k.0 == d0_move).unwrap();
         assert!(d0 > 0);
-        assert_eq!(kids[d0].child, NO_NODE);
+        assert_eq!(kids[d0].1, NO_NODE);
         check_selection(&search);
+    }
+
+    /// The visits of every node of the tree add up: an expanded node's own evaluation and its
+    /// children's visits (a proven node also counts the walks that stopped at it); and each
+    /// leaf waiting for its evaluation holds one visit in flight on every node of its path,
+    /// and its node (only its) is pending.
+    fn check_counts(search: &Search) {
+        let mut stack = vec![0 as NodeId];
+        while let Some(id) = stack.pop() {
+            let node = &search.nodes[id as usize];
+            stack.extend(node.children().map(|c| c as NodeId));
+            let below: u32 = search.nodes[node.children()].iter().map(|c| c.visits).sum();
+            if node.expansion == Expansion::Expanded && node.proven == Proven::Unknown {
+                assert_eq!(node.visits, 1 + below, "node {id}");
+            } else if node.expansion == Expansion::Expanded {
+                assert!(node.visits > below, "node {id}");
+            }
+            let paths = search.pending().iter().flat_map(|l| &l.path);
+            let waiting = paths.filter(|&&p| p == id).count();
+            assert_eq!(node.in_flight as usize, waiting, "node {id}");
+            let is_leaf = search.pending().iter().any(|l| l.node == id);
+            assert_eq!(node.expansion == Expansion::Pending, is_leaf, "node {id}");
+        }
     }
 
     /// Every expanded node selects what the reference selects; below the root, the visited
@@ -1042,8 +1121,14 @@ mod tests {
     /// descending order of prior. Returns the number of nodes checked.
     fn check_selection(search: &Search) -> usize {
         let mut checked = 0;
-        for id in 0..search.nodes.len() as NodeId {
+        // The nodes reachable from the root (the arena also holds blocks children moved out
+        // of), each reached once: no two nodes share a child.
+        let mut reached = vec![false; search.nodes.len()];
+        let mut stack = vec![0 as NodeId];
+        while let Some(id) = stack.pop() {
+            assert!(!std::mem::replace(&mut reached[id as usize], true), "node {id} twice");
             let node = &search.nodes[id as usize];
+            stack.extend(node.children().map(|c| c as NodeId));
             if node.n_edges == 0 {
                 continue;
             }
@@ -1055,23 +1140,20 @@ mod tests {
                     .map(|(e, c)| RootChild::new(e.prior, c, search.config.virtual_loss))
                     .collect();
                 assert_eq!(search.root_children, fresh);
-                // Every walk scans the root's children: they all have nodes, side by side.
-                let children: Vec<NodeId> =
-                    search.edges[node.edges()].iter().map(|e| e.child).collect();
-                assert!(
-                    children.windows(2).all(|w| w[1] == w[0] + 1),
-                    "root children {children:?}"
-                );
-                assert_ne!(children[0], NO_NODE);
+                // Every walk scans the root's children: they all have nodes.
+                assert_eq!(node.n_children, node.n_edges);
             } else {
-                let edges = &search.edges[node.edges()];
-                let visited = |e: &Edge| search.child(e).is_some_and(Node::is_visited);
-                let prefix = edges.iter().take_while(|e| visited(e)).count();
-                let rest = &edges[prefix..];
-                assert!(rest.iter().all(|e| !visited(e)), "node {id}");
-                assert!(rest.iter().all(|e| e.child == NO_NODE), "node {id}");
+                // The children are the visited edges' (a prefix) and the unvisited edges
+                // follow in descending order of prior.
+                let children = &search.nodes[node.children()];
+                assert!(children.iter().all(Node::is_visited), "node {id}");
+                let rest = &search.edges[node.edges()][children.len()..];
                 assert!(rest.windows(2).all(|w| w[0].prior >= w[1].prior), "node {id}");
             }
+            assert!(node.n_children <= node.child_capacity, "node {id}");
+            assert!(node.child_capacity <= node.n_edges, "node {id}");
+            let block = node.first_child as usize + node.child_capacity as usize;
+            assert!(block <= search.nodes.len(), "node {id}");
             checked += 1;
         }
         checked

@@ -1,33 +1,33 @@
-//! The arena tree, lc0-style: a node's moves are *edges* (move, prior, child) stored
-//! contiguously in one `Vec`, and a *node* (the statistics of the position an edge leads to)
-//! is created in another `Vec` only when the search first walks through its edge. An
-//! expansion writes ~30 edges of 12 bytes; only the few hundred positions actually visited
-//! per search get a 24-byte node. The exception is the root: every walk scans all its
-//! children, so they all get nodes at its expansion, side by side (nodes 1..=n), and the scan
-//! reads a few contiguous cache lines instead of one scattered line per child. (One 32-byte
-//! node per legal move, visited or not, made the arena ~3x larger and cache-cold with 64 trees
-//! per thread.)
+//! The arena tree, lc0-style: a node's moves are *edges* (move, prior) stored contiguously
+//! in one `Vec`, and a *node* (the statistics of the position an edge leads to) exists in
+//! another `Vec` only once the search walked through its edge. An expansion writes ~30 edges
+//! of 8 bytes; only the positions actually visited get a 32-byte node.
 //!
 //! A node's edges are ordered: the ones whose child was visited first, then the others in
 //! descending order of prior, so selection below the root can stop at the first unvisited
-//! edge (see `Search::select_edge`). A node's statistics (`win_loss_sum`, `proven`) are from
-//! the point of view of the player who made the move of the edge leading to it.
+//! edge (see `Search::select_edge`). A node's children are therefore its first
+//! `n_children` edges', and they sit side by side in the node arena, `first_child +
+//! i` for edge `i`, so a selection scan reads its children's statistics from a few
+//! contiguous cache lines (scattered nodes cost one cache miss per child with 64 trees per
+//! thread, the largest share of the tree work). Room for `child_capacity` children is
+//! reserved; when it is full, the children move to a block twice as large at the end of the
+//! arena (the old block is left unused until `Search::advance` compacts the tree). The
+//! root's children all get nodes when it is expanded: every walk scans them all.
+//!
+//! A node's statistics (`win_loss_sum`, `proven`) are from the point of view of the player
+//! who made the move of the edge leading to it.
 
 use atomzero_rules::Move;
 
 /// Index of a node in the node arena. The root is node 0, which is nobody's child, so
-/// [`NO_NODE`] (0) marks an edge whose child does not exist yet.
+/// [`NO_NODE`] (0) can stand for "no child".
 pub type NodeId = u32;
 
 /// Index of an edge in the edge arena.
 pub type EdgeId = u32;
 
-/// The `child` of an edge never walked through.
+/// The child of an edge never walked through.
 pub const NO_NODE: NodeId = 0;
-
-/// Upper bound of the memory one edge of a tree costs (its own bytes and, if visited, its
-/// child node): callers that bound a tree's memory divide by this.
-pub const MAX_BYTES_PER_EDGE: usize = std::mem::size_of::<Edge>() + std::mem::size_of::<Node>();
 
 /// A game-theoretic value known for certain, from the point of view of the player who made
 /// the node's move.
@@ -78,22 +78,21 @@ pub enum Expansion {
     Terminal,
 }
 
-/// A legal move of an expanded node.
+/// A legal move of an expanded node (its child, if any, is found through the node: see
+/// [`Node::child`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Edge {
     /// Prior probability of the move.
     pub prior: f32,
-    /// The node the move leads to, or [`NO_NODE`] while no walk went through it.
-    pub child: NodeId,
     /// The move.
     pub mv: Move,
 }
 
 impl Edge {
-    /// An edge without a child.
+    /// An edge.
     #[inline]
     pub fn new(mv: Move, prior: f32) -> Edge {
-        Edge { prior, child: NO_NODE, mv }
+        Edge { prior, mv }
     }
 }
 
@@ -110,8 +109,15 @@ pub struct Node {
     pub win_loss_sum: [f32; 2],
     /// First edge in the edge arena (valid if `n_edges > 0`).
     pub first_edge: EdgeId,
+    /// First child in the node arena (valid if `child_capacity > 0`): edge `i`'s child is
+    /// `first_child + i` for `i < n_children`.
+    pub first_child: NodeId,
     /// Number of edges (legal moves) once expanded.
     pub n_edges: u16,
+    /// Number of children: the first `n_children` edges have one.
+    pub n_children: u16,
+    /// Node slots reserved for children from `first_child` on (at most `n_edges`).
+    pub child_capacity: u16,
     /// Expansion state.
     pub expansion: Expansion,
     /// Proven value for the player who moved into this position.
@@ -127,7 +133,10 @@ impl Node {
             in_flight: 0,
             win_loss_sum: [0.0; 2],
             first_edge: 0,
+            first_child: NO_NODE,
             n_edges: 0,
+            n_children: 0,
+            child_capacity: 0,
             expansion: Expansion::Unexpanded,
             proven: Proven::Unknown,
         }
@@ -171,6 +180,19 @@ impl Node {
         let first = self.first_edge as usize;
         first..first + self.n_edges as usize
     }
+
+    /// Range of the children in the node arena (those of the first `n_children` edges).
+    #[inline]
+    pub fn children(&self) -> std::ops::Range<usize> {
+        let first = self.first_child as usize;
+        first..first + self.n_children as usize
+    }
+
+    /// The child of edge `i` (counted from `first_edge`), or [`NO_NODE`] if none.
+    #[inline]
+    pub fn child(&self, i: usize) -> NodeId {
+        if i < self.n_children as usize { self.first_child + i as NodeId } else { NO_NODE }
+    }
 }
 
 impl Default for Node {
@@ -191,8 +213,8 @@ mod tests {
 
     #[test]
     fn edges_and_nodes_stay_small() {
-        assert_eq!(std::mem::size_of::<Edge>(), 12);
-        assert_eq!(std::mem::size_of::<Node>(), 24);
+        assert_eq!(std::mem::size_of::<Edge>(), 8);
+        assert_eq!(std::mem::size_of::<Node>(), 32);
     }
 
     #[test]

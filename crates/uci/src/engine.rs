@@ -17,7 +17,6 @@ use crate::limits::SearchLimits;
 use crate::options::{OptionId, Options};
 use crate::output::Output;
 use crate::worker::{self, Job, SharedEvaluator, Signal};
-use atomzero_mcts::tree::MAX_BYTES_PER_EDGE;
 use atomzero_mcts::{Search, SearchConfig, UniformEvaluator};
 use atomzero_rules::{CastlingMode, Game, Move, Position};
 use std::fmt;
@@ -441,15 +440,15 @@ impl Engine {
         }
     }
 
-    /// The tree's size bound (in edges, see `Search::tree_size`) from the `Hash` option: half
-    /// of it, leaving room for the arenas' growth by doubling, at the most an edge can cost.
-    fn max_tree_nodes(&self) -> usize {
+    /// The tree's size bound (in bytes, see `Search::tree_bytes`) from the `Hash` option: half
+    /// of it, leaving room for the arenas' growth by doubling.
+    fn max_tree_bytes(&self) -> usize {
         let bytes = self.options.hash_mib.saturating_mul(1 << 20) / 2;
-        usize::try_from(bytes / MAX_BYTES_PER_EDGE as u64).unwrap_or(usize::MAX).max(1024)
+        usize::try_from(bytes).unwrap_or(usize::MAX).max(1 << 16)
     }
 
     /// The tree to search: the previous one moved down the moves played since, or a new one.
-    fn tree_for_current_game(&mut self, config: SearchConfig, max_tree_nodes: usize) -> Search {
+    fn tree_for_current_game(&mut self, config: SearchConfig, max_tree_bytes: usize) -> Search {
         let key = GameKey::of(&self.game);
         if let Some(Previous { mut search, game }) = self.previous.take()
             && self.config.tree_reuse
@@ -463,7 +462,7 @@ impl Engine {
                 search.advance(m);
             }
             if search.root_position() == self.game.position()
-                && search.tree_size() < max_tree_nodes / 2
+                && search.tree_bytes() < max_tree_bytes / 2
             {
                 return search;
             }
@@ -506,8 +505,8 @@ impl Engine {
         let bounded = (limits.budget.is_some() || limits.nodes.is_some())
             && !limits.infinite
             && !limits.ponder;
-        let max_tree_nodes = self.max_tree_nodes();
-        let search = self.tree_for_current_game(search_config, max_tree_nodes);
+        let max_tree_bytes = self.max_tree_bytes();
+        let search = self.tree_for_current_game(search_config, max_tree_bytes);
         let answered = Arc::new(AtomicBool::new(false));
         let job = Job {
             search,
@@ -515,7 +514,7 @@ impl Engine {
             limits,
             started,
             max_batch: self.config.max_batch.max(1),
-            max_tree_nodes,
+            max_tree_bytes,
             multipv: usize::try_from(self.options.multipv).unwrap_or(1).max(1),
             info_interval: self.config.info_interval,
             output: self.output.clone(),

@@ -115,8 +115,8 @@ pub struct Progress {
     pub nodes: u64,
     /// Time since the search started.
     pub elapsed: Duration,
-    /// The tree's node bound (for `hashfull`).
-    pub max_tree_nodes: usize,
+    /// The tree's size bound in bytes (for `hashfull`).
+    pub max_tree_bytes: usize,
 }
 
 /// The `info` lines describing the search now: one per reported root move (`multipv` ≥ 1),
@@ -131,7 +131,7 @@ pub fn info_lines(search: &Search, progress: &Progress, multipv: usize) -> Vec<S
     let elapsed_ms = progress.elapsed.as_millis().max(1);
     let nps = u128::from(progress.nodes) * 1000 / elapsed_ms;
     let hashfull =
-        (search.tree_size() as u128 * 1000 / progress.max_tree_nodes.max(1) as u128).min(1000);
+        (search.tree_bytes() as u128 * 1000 / progress.max_tree_bytes.max(1) as u128).min(1000);
     let common =
         |depth: usize, line: usize, score: Score, wdl: [f32; 3], moves: &[atomzero_rules::Move]| {
             let [w, d, l] = wdl_permille(wdl);
@@ -209,7 +209,7 @@ mod tests {
         let pv = search.pv(MAX_PV_PLIES);
         assert_eq!(root_score(&search, &pv), Score::Mate(1));
         let progress =
-            Progress { nodes: 10, elapsed: Duration::from_millis(5), max_tree_nodes: 1000 };
+            Progress { nodes: 10, elapsed: Duration::from_millis(5), max_tree_bytes: 1000 };
         let lines = info_lines(&search, &progress, 3);
         assert!(lines[0].contains(" score mate 1 wdl 1000 0 0 "), "{}", lines[0]);
         assert!(lines[0].contains(" multipv 1 "), "{}", lines[0]);

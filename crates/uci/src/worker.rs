@@ -46,8 +46,8 @@ pub(crate) struct Job {
     pub started: Instant,
     /// Largest batch of leaves per round.
     pub max_batch: usize,
-    /// The tree stops growing at this many nodes.
-    pub max_tree_nodes: usize,
+    /// The tree stops growing at this many bytes.
+    pub max_tree_bytes: usize,
     /// Root moves per `info` report.
     pub multipv: usize,
     /// Time between periodic `info` lines.
@@ -112,7 +112,7 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
         limits,
         started,
         max_batch,
-        max_tree_nodes,
+        max_tree_bytes,
         multipv,
         info_interval,
         output,
@@ -132,11 +132,11 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
     let progress = |search: &Search| Progress {
         nodes: u64::from(search.root_visits().saturating_sub(start_visits)),
         elapsed: started.elapsed(),
-        max_tree_nodes,
+        max_tree_bytes,
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut rounds = Rounds { max_batch, batch_cap: 1, rate: None, reported_bad_output: false };
-        let mut exhausted = is_exhausted(&search, max_tree_nodes);
+        let mut exhausted = is_exhausted(&search, max_tree_bytes);
         let mut last_info = Instant::now();
         let mut reported_exhausted = false;
         loop {
@@ -180,7 +180,7 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
             };
             let before = search.root_visits();
             let n_leaves = rounds.play(&mut search, &*evaluator, time_left, nodes_left, &output);
-            exhausted = is_exhausted(&search, max_tree_nodes)
+            exhausted = is_exhausted(&search, max_tree_bytes)
                 || (n_leaves == 0 && search.root_visits() == before);
             if last_info.elapsed() >= info_interval {
                 last_info = Instant::now();
@@ -215,9 +215,9 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
 
 /// True if the search cannot usefully go on: the root is proven or terminal, or the tree is
 /// full.
-fn is_exhausted(search: &Search, max_tree_nodes: usize) -> bool {
+fn is_exhausted(search: &Search, max_tree_bytes: usize) -> bool {
     (search.root_proven() != Proven::Unknown && search.root_visits() > 0)
-        || search.tree_size() >= max_tree_nodes
+        || search.tree_bytes() >= max_tree_bytes
 }
 
 /// Writes `bestmove` (with `ponder` when the principal variation has a reply).
