@@ -420,6 +420,9 @@ impl Search {
                         NO_NODE => self.add_child(id, waiting),
                         child => child,
                     };
+                    // The next scan reads the child's edges and children: start loading them
+                    // while the move is played (with 64 trees they are rarely in cache).
+                    self.prefetch_below(child);
                     if self.config.history > 0 {
                         path_positions.push(pos);
                     }
@@ -603,6 +606,19 @@ impl Search {
             }
         }
         if best == usize::MAX { root.first_edge } else { root.first_edge + best as EdgeId }
+    }
+
+    /// Starts loading the first edges and children of node `id`, which the next selection
+    /// scan reads.
+    #[inline]
+    fn prefetch_below(&self, id: NodeId) {
+        let node = &self.nodes[id as usize];
+        if node.n_edges > 0 {
+            prefetch(&self.edges[node.first_edge as usize]);
+            if node.n_children > 0 {
+                prefetch(&self.nodes[node.first_child as usize]);
+            }
+        }
     }
 
     /// The statistics of the child of `node`'s edge `i` (no visits if it has none yet).
@@ -835,6 +851,14 @@ impl Search {
         let (mut nodes, mut edges) = std::mem::take(&mut self.spare);
         nodes.clear();
         edges.clear();
+        // The new tree will likely grow as large as this one: room for that now, in fresh
+        // arenas if the spare ones are too small (growing them would copy their capacity).
+        if nodes.capacity() < self.nodes.capacity() {
+            nodes = Vec::with_capacity(self.nodes.capacity());
+        }
+        if edges.capacity() < self.edges.capacity() {
+            edges = Vec::with_capacity(self.edges.capacity());
+        }
         // Nodes whose only visit was in flight are dropped with it (their edge loses its child).
         let kept = |id: NodeId| {
             id != NO_NODE && {
@@ -957,6 +981,21 @@ fn sanitize(wdl: [f32; 3]) -> [f32; 3] {
     let clean = wdl.map(|p| if p.is_finite() && p > 0.0 { p } else { 0.0 });
     let sum: f32 = clean.iter().sum();
     if sum > 0.0 { clean.map(|p| p / sum) } else { [0.0, 1.0, 0.0] }
+}
+
+/// Asks the CPU to load the cache line holding `x` without waiting for it.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it neither faults nor changes memory, and `x` is a valid
+    // reference anyway. SSE is part of x86_64's baseline.
+    #[allow(unsafe_code)]
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Orders floats for `max_by_key` (NaN sorts lowest).
