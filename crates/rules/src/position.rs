@@ -586,6 +586,11 @@ impl Position {
         match self.variant.rules().insufficient_material {
             InsufficientMaterial::BareKings => b.occupied() == b.kings() && b.kings().count() == 2,
             InsufficientMaterial::Lichess => {
+                // The common case, cheaply: pawns rule out every insufficient-material set,
+                // and knights, rooks or queens rule out a closed position.
+                if b.pawns().any() && (b.knights() | b.rooks() | b.queens()).any() {
+                    return false;
+                }
                 if b.king_of(Color::White).is_none() || b.king_of(Color::Black).is_none() {
                     return false;
                 }
