@@ -440,17 +440,23 @@ impl Position {
             } else {
                 to
             };
-            let captured = self.board.piece_at(captured_sq).filter(|p| p.color == them);
-            let blast = match captured {
-                Some(_) => self.blast(moving.role, to),
-                None => Bitboard::EMPTY,
+            // Looked up once (an own piece there only comes with a bogus move: it is removed
+            // without a blast).
+            let target = self.board.piece_at(captured_sq);
+            let blast = match target {
+                Some(p) if p.color == them => self.blast(moving.role, to),
+                _ => Bitboard::EMPTY,
             };
             self.toggle(moving, from, &mut hash);
-            if let Some(piece) = self.board.remove_piece_at(captured_sq) {
-                hash ^= zobrist::piece_key(piece, captured_sq);
+            if let Some(piece) = target
+                && captured_sq != from
+            {
+                self.toggle(piece, captured_sq, &mut hash);
                 self.halfmoves = 0;
             }
-            if let Some(piece) = self.board.remove_piece_at(to) {
+            if captured_sq != to
+                && let Some(piece) = self.board.remove_piece_at(to)
+            {
                 // Only reachable through play_unchecked with a bogus move.
                 hash ^= zobrist::piece_key(piece, to);
             }
