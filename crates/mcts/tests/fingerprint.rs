@@ -51,7 +51,15 @@ fn signature() -> u64 {
     h.0
 }
 
+/// The value depends on the platform's maths library (`logf` in the exploration constant,
+/// `log`, `pow` and `cos` in the Dirichlet noise), so it is pinned where it was measured
+/// (x86_64 Linux, glibc); elsewhere the test checks that the search repeats itself.
 #[test]
 fn the_search_signature_is_unchanged() {
-    assert_eq!(format!("{:016x}", signature()), "c0f931b0874f3ef2");
+    let signature = format!("{:016x}", signature());
+    if cfg!(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu")) {
+        assert_eq!(signature, "c0f931b0874f3ef2");
+    } else {
+        assert_eq!(signature, format!("{:016x}", self::signature()));
+    }
 }
