@@ -707,9 +707,8 @@ impl Search {
         }
     }
 
-    /// Creates the (unvisited) nodes of the root's edges that have none, next to each other:
-    /// every walk scans all the root's children, so their statistics are read from a few
-    /// contiguous cache lines instead of one scattered line each.
+    /// Creates the (unvisited) nodes of all the root's edges at its expansion, as its block of
+    /// children: every walk scans all the root's children.
     fn give_root_edges_nodes(&mut self) {
         let root = &self.nodes[0];
         debug_assert_eq!(root.n_children, 0);
