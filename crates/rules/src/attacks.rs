@@ -195,17 +195,6 @@ fn magic_lookup(magic: &Magic, occupied: Bitboard) -> Bitboard {
     Bitboard(BISHOP_ATTACKS[index])
 }
 
-/// The file of each square, without the square itself.
-static FILE_EXCEPT: [u64; 64] = {
-    let mut t = [0u64; 64];
-    let mut sq = 0;
-    while sq < 64 {
-        t[sq] = (0x0101_0101_0101_0101u64 << (sq % 8)) & !(1u64 << sq);
-        sq += 1;
-    }
-    t
-};
-
 /// Attacks along a rank from each file, for each occupancy of the six inner squares.
 static RANK_ATTACKS: [[u8; 64]; 8] = {
     let mut t = [[0u8; 64]; 8];
@@ -228,8 +217,9 @@ static RANK_ATTACKS: [[u8; 64]; 8] = {
 #[inline]
 pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
     let i = sq.index();
-    let mask = FILE_EXCEPT[i];
     let s = 1u64 << i;
+    // The file without the rook's own square.
+    let mask = (0x0101_0101_0101_0101u64 << (i & 7)) ^ s;
     let o = occupied.0 & mask;
     let up = o.wrapping_sub(s.wrapping_mul(2));
     let down = o.swap_bytes().wrapping_sub(s.swap_bytes().wrapping_mul(2)).swap_bytes();
