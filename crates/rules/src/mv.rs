@@ -30,42 +30,50 @@ pub enum MoveKind {
 
 /// A move in a position. Obtain moves from [`crate::Position::legal_moves`] or by parsing
 /// UCI/SAN against a position; castling is encoded king square -> rook square.
+///
+/// Stored packed as [`Move::to_u16`] gives it (from, to, kind in 16 bits): move lists and the
+/// search tree write each move with one store.
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
-pub struct Move {
-    from: Square,
-    to: Square,
-    kind: MoveKind,
-}
+pub struct Move(u16);
 
 impl Move {
     /// Builds a move (no legality implied).
     #[inline]
     pub const fn new(from: Square, to: Square, kind: MoveKind) -> Move {
-        Move { from, to, kind }
+        Move((from.index() as u16) | ((to.index() as u16) << 6) | ((kind as u16) << 12))
     }
 
     /// The origin square (the king's for castling).
     #[inline]
     pub const fn from(self) -> Square {
-        self.from
+        Square::from_index_masked(self.0 as u32)
     }
 
     /// The destination square (the rook's square for castling).
     #[inline]
     pub const fn to(self) -> Square {
-        self.to
+        Square::from_index_masked(self.0 as u32 >> 6)
     }
 
     /// The kind of move.
     #[inline]
     pub const fn kind(self) -> MoveKind {
-        self.kind
+        match (self.0 >> 12) & 7 {
+            0 => MoveKind::Normal,
+            1 => MoveKind::DoublePush,
+            2 => MoveKind::EnPassant,
+            3 => MoveKind::Castle,
+            4 => MoveKind::PromoteKnight,
+            5 => MoveKind::PromoteBishop,
+            6 => MoveKind::PromoteRook,
+            _ => MoveKind::PromoteQueen,
+        }
     }
 
     /// The promotion role, if any.
     #[inline]
     pub const fn promotion(self) -> Option<Role> {
-        match self.kind {
+        match self.kind() {
             MoveKind::PromoteKnight => Some(Role::Knight),
             MoveKind::PromoteBishop => Some(Role::Bishop),
             MoveKind::PromoteRook => Some(Role::Rook),
@@ -88,46 +96,31 @@ impl Move {
     /// True for castling.
     #[inline]
     pub const fn is_castle(self) -> bool {
-        matches!(self.kind, MoveKind::Castle)
+        matches!(self.kind(), MoveKind::Castle)
     }
 
     /// True for en passant.
     #[inline]
     pub const fn is_en_passant(self) -> bool {
-        matches!(self.kind, MoveKind::EnPassant)
+        matches!(self.kind(), MoveKind::EnPassant)
     }
 
     /// Packs the move into 16 bits: from (6), to (6), kind (3). Stable: used by data files.
     #[inline]
     pub const fn to_u16(self) -> u16 {
-        (self.from.index() as u16) | ((self.to.index() as u16) << 6) | ((self.kind as u16) << 12)
+        self.0
     }
 
     /// Unpacks [`Move::to_u16`]; `None` for values no move packs to.
     pub const fn from_u16(bits: u16) -> Option<Move> {
-        let kind = match bits >> 12 {
-            0 => MoveKind::Normal,
-            1 => MoveKind::DoublePush,
-            2 => MoveKind::EnPassant,
-            3 => MoveKind::Castle,
-            4 => MoveKind::PromoteKnight,
-            5 => MoveKind::PromoteBishop,
-            6 => MoveKind::PromoteRook,
-            7 => MoveKind::PromoteQueen,
-            _ => return None,
-        };
-        Some(Move {
-            from: Square::from_index_masked(bits as u32 & 63),
-            to: Square::from_index_masked((bits as u32 >> 6) & 63),
-            kind,
-        })
+        if bits >> 12 > 7 { None } else { Some(Move(bits)) }
     }
 }
 
 impl fmt::Debug for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.from, self.to)?;
-        match self.kind {
+        write!(f, "{}{}", self.from(), self.to())?;
+        match self.kind() {
             MoveKind::Castle => write!(f, "(castle)"),
             MoveKind::EnPassant => write!(f, "(ep)"),
             _ => match self.promotion() {
