@@ -11,6 +11,7 @@
 pub mod config;
 pub mod evaluator;
 pub mod rng;
+mod root;
 pub mod search;
 pub mod tree;
 

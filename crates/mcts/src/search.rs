@@ -9,6 +9,7 @@
 use crate::config::SearchConfig;
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
 use crate::rng::Rng;
+use crate::root::{RootChild, RootInputs, RootPick};
 use crate::tree::{Edge, EdgeId, Expansion, NO_NODE, Node, NodeId, Proven, flip_wdl};
 use atomzero_rules::{Game, Move, MoveList, Outcome, Position};
 
@@ -94,68 +95,9 @@ pub struct Search {
     scratch: Option<Box<Scratch>>,
     /// The arenas of the previous tree, kept so `advance` reuses their memory.
     spare: (Vec<Node>, Vec<Edge>),
-    /// The selection inputs of the root's children, one per root edge in edge order (empty
-    /// while the root is not expanded); see [`RootChild`].
-    root_children: Vec<RootChild>,
-}
-
-/// What selection at the root needs from one root child, kept up to date as the child's
-/// statistics change (`refresh_root_child` after every walk and backup through it).
-///
-/// Every walk scans all the root's children, and computing each one's score from its node
-/// and edge took ~48 instructions. Only the walked child's statistics change between two
-/// walks, so the parts of its score that do not depend on the parent are stored here and
-/// the scan is a multiply, a divide and an add per child. The stored values make the
-/// scan compute bit for bit the scores of the node-by-node formula: a child's score is
-/// `q + c_sqrt_n * p / d`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct RootChild {
-    /// Value part of the score: the virtual-loss Q of a visited child, `-1e6 + visits/1000`
-    /// for a proven loss, +∞ for a proven win, 0 for a proven draw and −∞ for an unvisited
-    /// child (which is scored with the first-play urgency instead).
-    q: f32,
-    /// Prior in the exploration part (0 where the score has none).
-    p: f32,
-    /// Divisor of the exploration part: `1 + visits in tree`.
-    d: f32,
-    /// Prior counted in the visited prior mass (0 if the child does not count).
-    visited_prior: f32,
-    /// Prior of an unvisited child (−∞ for a visited one).
-    fresh_prior: f32,
-}
-
-impl RootChild {
-    /// The inputs of a child reached by an edge with `prior`.
-    #[inline]
-    fn new(prior: f32, child: &Node, virtual_loss: f32) -> RootChild {
-        let unscored = RootChild {
-            q: f32::NEG_INFINITY,
-            p: 0.0,
-            d: 1.0,
-            visited_prior: 0.0,
-            fresh_prior: f32::NEG_INFINITY,
-        };
-        if !child.is_visited() {
-            return RootChild { fresh_prior: prior, ..unscored };
-        }
-        let in_tree = child.in_tree();
-        if child.proven == Proven::Unknown {
-            let n = in_tree as f32;
-            let q = (child.win_loss_sum[0]
-                - child.win_loss_sum[1]
-                - virtual_loss * child.in_flight as f32)
-                / n;
-            return RootChild { q, p: prior, d: 1.0 + n, visited_prior: prior, ..unscored };
-        }
-        let visited_prior = if in_tree > 0 { prior } else { 0.0 };
-        match child.proven {
-            Proven::Win => RootChild { q: f32::INFINITY, visited_prior, ..unscored },
-            Proven::Loss => {
-                RootChild { q: -1e6 + child.visits as f32 * 1e-3, visited_prior, ..unscored }
-            }
-            _ => RootChild { q: 0.0, p: prior, d: 1.0 + in_tree as f32, visited_prior, ..unscored },
-        }
-    }
+    /// The selection inputs of the root's children, one per root edge in edge order (none
+    /// while the root is not expanded); see [`crate::root`].
+    root_children: RootInputs,
 }
 
 impl Search {
@@ -192,7 +134,7 @@ impl Search {
             max_depth: 0,
             scratch: None,
             spare: (Vec::new(), Vec::new()),
-            root_children: Vec::new(),
+            root_children: RootInputs::default(),
         }
     }
 
@@ -302,9 +244,8 @@ impl Search {
             }
             // Highest prior first (stable: ties keep the legal-move order), so selection below
             // the root can stop at the first unvisited edge.
-            let edges = &mut self.edges[first..];
-            if !edges.is_sorted_by(|a, b| descending(a.prior, b.prior)) {
-                edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+            if !highest_first(&self.edges[first..]) {
+                self.edges[first..].sort_by(|a, b| b.prior.total_cmp(&a.prior));
             }
             let node = &mut self.nodes[leaf.node as usize];
             node.first_edge = first as EdgeId;
@@ -572,39 +513,16 @@ impl Search {
         if best == EdgeId::MAX { p.first_edge } else { best }
     }
 
-    /// [`Search::select_edge`] at the root, from the stored [`RootChild`] inputs: the same
+    /// [`Search::select_edge`] at the root, from the stored inputs of its children: the same
     /// scores, visited prior mass and first-play urgency, computed in the same order.
     fn select_root_edge(&self, c_sqrt_n: f32) -> EdgeId {
         let root = &self.nodes[0];
-        let mut best = usize::MAX;
-        let mut best_score = f32::NEG_INFINITY;
-        let mut visited_prior = 0.0f32;
-        let mut fresh = usize::MAX;
-        let mut fresh_prior = f32::NEG_INFINITY;
-        for (k, r) in self.root_children.iter().enumerate() {
-            let score = r.q + c_sqrt_n * r.p / r.d;
-            if score > best_score {
-                best_score = score;
-                best = k;
-            }
-            visited_prior += r.visited_prior;
-            if r.fresh_prior > fresh_prior {
-                fresh_prior = r.fresh_prior;
-                fresh = k;
-            }
+        let fpu =
+            |visited_prior: f32| -root.q() - self.config.fpu_reduction_root * visited_prior.sqrt();
+        match self.root_children.select(c_sqrt_n, fpu) {
+            RootPick::Child(k) => root.first_edge + k as EdgeId,
+            RootPick::Nothing => root.first_edge,
         }
-        // A proven win (the first one) is played at once.
-        if best_score == f32::INFINITY {
-            return root.first_edge + best as EdgeId;
-        }
-        if fresh != usize::MAX {
-            let fpu = -root.q() - self.config.fpu_reduction_root * visited_prior.sqrt();
-            let score = fpu + c_sqrt_n * fresh_prior;
-            if score > best_score || (score == best_score && fresh < best) {
-                best = fresh;
-            }
-        }
-        if best == usize::MAX { root.first_edge } else { root.first_edge + best as EdgeId }
     }
 
     /// Starts loading the first edges and children of node `id`, which the next selection
@@ -930,13 +848,15 @@ impl Search {
 
     /// Recomputes the selection inputs of all the root's children.
     fn rebuild_root_children(&mut self) {
-        let mut cache = std::mem::take(&mut self.root_children);
-        cache.clear();
-        if self.nodes[0].expansion == Expansion::Expanded {
-            let virtual_loss = self.config.virtual_loss;
-            cache.extend(self.root_edges().map(|(e, c)| RootChild::new(e.prior, c, virtual_loss)));
-        }
-        self.root_children = cache;
+        let mut inputs = std::mem::take(&mut self.root_children);
+        let virtual_loss = self.config.virtual_loss;
+        let expanded = self.nodes[0].expansion == Expansion::Expanded;
+        inputs.rebuild(
+            self.root_edges()
+                .filter(|_| expanded)
+                .map(|(e, c)| RootChild::new(e.prior, c, virtual_loss)),
+        );
+        self.root_children = inputs;
     }
 
     /// Recomputes the selection inputs of root child `id` (nothing for another node).
@@ -946,8 +866,9 @@ impl Search {
         let k = id.wrapping_sub(root.first_child) as usize;
         if k < self.root_children.len() {
             let edge = &self.edges[root.first_edge as usize + k];
-            self.root_children[k] =
+            let inputs =
                 RootChild::new(edge.prior, &self.nodes[id as usize], self.config.virtual_loss);
+            self.root_children.set(k, inputs);
         }
     }
 }
@@ -967,11 +888,20 @@ pub struct ChildStats {
     pub proven: Proven,
 }
 
-/// `a.total_cmp(&b).is_ge()` for priors (never NaN), with the common cases first.
+/// Whether the edges are in descending order of prior ([`f32::total_cmp`] order). One pass
+/// without early exit: the common answer is yes.
 #[inline]
-fn descending(a: f32, b: f32) -> bool {
-    // Equal values differ in bits only as +0 and -0, which `total_cmp` orders -0 < +0.
-    a > b || (a == b && (a.to_bits() == b.to_bits() || b.is_sign_negative()))
+fn highest_first(edges: &[Edge]) -> bool {
+    edges
+        .windows(2)
+        .fold(true, |ok, w| ok & (total_order_key(w[0].prior) >= total_order_key(w[1].prior)))
+}
+
+/// An integer that orders floats as [`f32::total_cmp`] does (the same transformation).
+#[inline]
+fn total_order_key(x: f32) -> i32 {
+    let bits = x.to_bits() as i32;
+    bits ^ (((bits >> 31) as u32) >> 1) as i32
 }
 
 #[inline]
@@ -1109,11 +1039,24 @@ mod tests {
     }
 
     #[test]
-    fn descending_agrees_with_total_cmp() {
-        let values = [1.0f32, 0.5, 0.25, 0.0, -0.0, -0.5, f32::MIN_POSITIVE, f32::INFINITY];
+    fn total_order_key_agrees_with_total_cmp() {
+        let values = [
+            1.0f32,
+            0.5,
+            0.25,
+            0.0,
+            -0.0,
+            -0.5,
+            f32::MIN_POSITIVE,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -1e-30,
+            3.0e38,
+        ];
         for a in values {
             for b in values {
-                assert_eq!(descending(a, b), a.total_cmp(&b).is_ge(), "{a} vs {b}");
+                let by_key = total_order_key(a).cmp(&total_order_key(b));
+                assert_eq!(by_key, a.total_cmp(&b), "{a} vs {b}");
             }
         }
     }
@@ -1201,10 +1144,11 @@ mod tests {
             assert_eq!(search.select_edge(id), reference_select(search, id), "node {id}");
             if id == 0 {
                 // The stored selection inputs of the root's children are up to date.
-                let fresh: Vec<RootChild> = search
-                    .root_edges()
-                    .map(|(e, c)| RootChild::new(e.prior, c, search.config.virtual_loss))
-                    .collect();
+                let fresh = RootInputs::from_children(
+                    search
+                        .root_edges()
+                        .map(|(e, c)| RootChild::new(e.prior, c, search.config.virtual_loss)),
+                );
                 assert_eq!(search.root_children, fresh);
                 // Every walk scans the root's children: they all have nodes.
                 assert_eq!(node.n_children, node.n_edges);
