@@ -76,6 +76,13 @@ impl Evaluations {
         self.wdl.push(wdl);
     }
 
+    /// Appends one evaluation whose `n` priors are all `prior`.
+    pub fn push_repeated(&mut self, prior: f32, n: usize, wdl: [f32; 3]) {
+        self.priors.resize(self.priors.len() + n, prior);
+        self.ends.push(self.priors.len());
+        self.wdl.push(wdl);
+    }
+
     /// Appends one evaluation of `n` priors that `fill` writes (they start at 0).
     pub fn push_with(&mut self, n: usize, wdl: [f32; 3], fill: impl FnOnce(&mut [f32])) {
         let start = self.priors.len();
@@ -188,7 +195,7 @@ impl Evaluator for UniformEvaluator {
         let mut out = Evaluations::with_capacity(requests.len(), moves);
         for r in requests {
             let p = 1.0 / r.moves.len().max(1) as f32;
-            out.push(std::iter::repeat_n(p, r.moves.len()), [1.0 / 3.0; 3]);
+            out.push_repeated(p, r.moves.len(), [1.0 / 3.0; 3]);
         }
         out
     }

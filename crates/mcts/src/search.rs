@@ -10,7 +10,7 @@ use crate::config::SearchConfig;
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
 use crate::rng::Rng;
 use crate::root::{RootChild, RootInputs, RootPick};
-use crate::tree::{Edge, EdgeId, Expansion, NO_NODE, Node, NodeId, Proven, flip_wdl};
+use crate::tree::{Edge, EdgeId, Edges, Expansion, NO_NODE, Node, NodeId, Proven, flip_wdl};
 use atomzero_rules::{Game, Move, MoveList, Outcome, Position};
 
 /// A position waiting for its evaluation.
@@ -78,7 +78,7 @@ struct Scratch {
 #[derive(Debug, Clone)]
 pub struct Search {
     nodes: Vec<Node>,
-    edges: Vec<Edge>,
+    edges: Edges,
     root_position: Position,
     /// Hashes of the game's positions before the root, oldest first.
     game_hashes: Vec<u64>,
@@ -94,7 +94,7 @@ pub struct Search {
     /// Reused buffers of `walk`, boxed so that taking them out is a pointer move.
     scratch: Option<Box<Scratch>>,
     /// The arenas of the previous tree, kept so `advance` reuses their memory.
-    spare: (Vec<Node>, Vec<Edge>),
+    spare: (Vec<Node>, Edges),
     /// The selection inputs of the root's children, one per root edge in edge order (none
     /// while the root is not expanded); see [`crate::root`].
     root_children: RootInputs,
@@ -123,7 +123,7 @@ impl Search {
         let keep = before.len().saturating_sub(config.history);
         Search {
             nodes: vec![Node::new()],
-            edges: Vec::new(),
+            edges: Edges::default(),
             root_position: root,
             game_hashes: before.iter().map(Position::hash).collect(),
             game_positions: before[keep..].to_vec(),
@@ -133,7 +133,7 @@ impl Search {
             n_pending: 0,
             max_depth: 0,
             scratch: None,
-            spare: (Vec::new(), Vec::new()),
+            spare: (Vec::new(), Edges::default()),
             root_children: RootInputs::default(),
         }
     }
@@ -172,8 +172,7 @@ impl Search {
     /// Memory the tree's nodes and edges take, in bytes (the arenas' used length; their
     /// capacity can be up to twice as much).
     pub fn tree_bytes(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<Node>()
-            + self.edges.len() * std::mem::size_of::<Edge>()
+        self.nodes.len() * std::mem::size_of::<Node>() + self.edges.len() * Edges::BYTES
     }
 
     /// The leaves gathered and not yet applied.
@@ -229,23 +228,25 @@ impl Search {
             let sum: f32 = eval.priors.iter().sum::<f32>();
             let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
             let uniform = 1.0 / leaf.moves.len().max(1) as f32;
-            // One `extend` over an exact-size iterator: a single capacity check.
             if norm > 0.0 && eval.priors.len() == leaf.moves.len() {
-                self.edges.extend(leaf.moves.iter().zip(eval.priors).map(|(&m, &p)| {
+                let priors = eval.priors.iter().map(|&p| {
                     let p = p * norm;
-                    Edge::new(m, if p.is_finite() { p } else { uniform })
-                }));
+                    if p.is_finite() { p } else { uniform }
+                });
+                self.edges.extend(&leaf.moves, priors);
             } else {
                 // Priors missing or unusable (an evaluator breaking its contract).
-                self.edges.extend(leaf.moves.iter().enumerate().map(|(i, &m)| {
+                let priors = (0..leaf.moves.len()).map(|i| {
                     let p = eval.priors.get(i).copied().unwrap_or(0.0) * norm;
-                    Edge::new(m, if norm > 0.0 && p.is_finite() { p } else { uniform })
-                }));
+                    if norm > 0.0 && p.is_finite() { p } else { uniform }
+                });
+                self.edges.extend(&leaf.moves, priors);
             }
             // Highest prior first (stable: ties keep the legal-move order), so selection below
             // the root can stop at the first unvisited edge.
-            if !highest_first(&self.edges[first..]) {
-                self.edges[first..].sort_by(|a, b| b.prior.total_cmp(&a.prior));
+            let range = first..self.edges.len();
+            if !highest_first(self.edges.priors(range.clone())) {
+                self.edges.sort_by_prior(range);
             }
             let node = &mut self.nodes[leaf.node as usize];
             node.first_edge = first as EdgeId;
@@ -355,7 +356,7 @@ impl Search {
                     }
                     let e = self.select_edge(id) as usize;
                     let i = e - node.first_edge as usize;
-                    let mv = self.edges[e].mv;
+                    let mv = self.edges.mv(e);
                     let child = match node.child(i) {
                         // First walk through this move: its node is created now.
                         NO_NODE => self.add_child(id, waiting),
@@ -461,38 +462,38 @@ impl Search {
         let mut best_score = f32::NEG_INFINITY;
         let mut fresh = EdgeId::MAX;
         let mut fresh_prior = f32::NEG_INFINITY;
-        let edges = &self.edges[p.edges()];
+        let priors = self.edges.priors(p.edges());
         let children = &self.nodes[p.children()];
         // The visited edges come first and the rest in descending order of prior: the first
         // edge without a visited child is the only unvisited one that can win.
         let unvisited = children.iter().position(|c| !c.is_visited()).unwrap_or(children.len());
-        if let Some(edge) = edges.get(unvisited)
-            && edge.prior > fresh_prior
+        if let Some(&prior) = priors.get(unvisited)
+            && prior > fresh_prior
         {
-            fresh_prior = edge.prior;
+            fresh_prior = prior;
             fresh = p.first_edge + unvisited as EdgeId;
         }
-        for (i, (edge, child)) in edges.iter().zip(&children[..unvisited]).enumerate() {
+        for (i, (&prior, child)) in priors.iter().zip(&children[..unvisited]).enumerate() {
             let e = p.first_edge + i as EdgeId;
             let in_tree = child.in_tree();
             // The common case first, as a plain branch (a `match` on `proven` compiles to a
             // jump table that mispredicts).
             let score = if child.proven == Proven::Unknown {
-                visited_prior += edge.prior;
+                visited_prior += prior;
                 let n = in_tree as f32;
                 let q = (child.win_loss_sum[0]
                     - child.win_loss_sum[1]
                     - virtual_loss * child.in_flight as f32)
                     / n;
-                q + c_sqrt_n * edge.prior / (1.0 + n)
+                q + c_sqrt_n * prior / (1.0 + n)
             } else {
                 if in_tree > 0 {
-                    visited_prior += edge.prior;
+                    visited_prior += prior;
                 }
                 match child.proven {
                     Proven::Win => return e,
                     Proven::Loss => -1e6 + child.visits as f32 * 1e-3,
-                    _ => c_sqrt_n * edge.prior / (1.0 + in_tree as f32),
+                    _ => c_sqrt_n * prior / (1.0 + in_tree as f32),
                 }
             };
             if score > best_score {
@@ -525,13 +526,15 @@ impl Search {
         }
     }
 
-    /// Starts loading the first edges and children of node `id`, which the next selection
-    /// scan reads.
+    /// Starts loading the first edges (priors and moves) and children of node `id`, which the
+    /// next selection scan and the move it picks read.
     #[inline]
     fn prefetch_below(&self, id: NodeId) {
         let node = &self.nodes[id as usize];
         if node.n_edges > 0 {
-            prefetch(&self.edges[node.first_edge as usize]);
+            let first = node.first_edge as usize;
+            prefetch(&self.edges.priors(first..first + 1)[0]);
+            prefetch(&self.edges.moves(first..first + 1)[0]);
             if node.n_children > 0 {
                 prefetch(&self.nodes[node.first_child as usize]);
             }
@@ -647,15 +650,15 @@ impl Search {
         }
         let range = root.edges();
         let noise = self.rng.dirichlet(self.config.dirichlet_alpha as f64, range.len());
-        for (edge, n) in self.edges[range].iter_mut().zip(noise) {
-            edge.prior = (1.0 - eps) * edge.prior + eps * n;
+        for (prior, n) in self.edges.priors_mut(range).iter_mut().zip(noise) {
+            *prior = (1.0 - eps) * *prior + eps * n;
         }
     }
 
     /// The root's edges with the statistics of their children.
-    fn root_edges(&self) -> impl Iterator<Item = (&Edge, &Node)> + '_ {
+    fn root_edges(&self) -> impl Iterator<Item = (Edge, &Node)> + '_ {
         let root = &self.nodes[0];
-        self.edges[root.edges()].iter().enumerate().map(|(i, e)| (e, self.stats(root, i)))
+        self.edges.iter(root.edges()).enumerate().map(|(i, e)| (e, self.stats(root, i)))
     }
 
     /// Visits per root move, in the tree's order (by prior when expanded; empty before the root
@@ -736,8 +739,9 @@ impl Search {
         }
         while pv.len() < max_len && id != NO_NODE {
             let node = &self.nodes[id as usize];
-            let Some((i, edge)) = self.edges[node.edges()]
-                .iter()
+            let Some((i, edge)) = self
+                .edges
+                .iter(node.edges())
                 .enumerate()
                 .filter(|&(i, _)| self.stats(node, i).visits > 0)
                 .max_by_key(|&(i, _)| {
@@ -756,7 +760,11 @@ impl Search {
     /// The root's child reached by `m` ([`NO_NODE`] if none).
     fn root_child(&self, m: Move) -> NodeId {
         let root = &self.nodes[0];
-        self.edges[root.edges()].iter().position(|e| e.mv == m).map_or(NO_NODE, |i| root.child(i))
+        self.edges
+            .moves(root.edges())
+            .iter()
+            .position(|&e| e == m)
+            .map_or(NO_NODE, |i| root.child(i))
     }
 
     /// Moves the root to the child reached by `m`, keeping its subtree (tree reuse). Pending
@@ -773,7 +781,7 @@ impl Search {
             nodes = Vec::with_capacity(self.nodes.capacity());
         }
         if edges.capacity() < self.edges.capacity() {
-            edges = Vec::with_capacity(self.edges.capacity());
+            edges = Edges::with_capacity(self.edges.capacity());
         }
         // Nodes whose only visit was in flight are dropped with it (their edge loses its child).
         let kept = |id: NodeId| {
@@ -805,18 +813,29 @@ impl Search {
             // Dropping the in-flight visits can leave an edge unvisited between visited ones:
             // the visited ones go first (each group keeps its order) so that they stay a
             // prefix, as `select_edge` requires. Their nodes are copied side by side.
-            let old_edges = self.edges[old_node.edges()].iter().enumerate();
-            let is_kept = |&(i, _): &(usize, &Edge)| kept(old_node.child(i));
-            for (i, edge) in old_edges.clone().filter(is_kept) {
+            let is_kept = |i: usize| kept(old_node.child(i));
+            let mut n_kept = 0;
+            for i in (0..old_node.n_children as usize).filter(|&i| is_kept(i)) {
                 let old_child = old_node.child(i);
                 let mut child = self.nodes[old_child as usize].clone();
                 child.in_flight = 0;
                 (child.first_child, child.n_children, child.child_capacity) = (NO_NODE, 0, 0);
                 queue.push_back((old_child, nodes.len() as NodeId));
                 nodes.push(child);
-                edges.push(*edge);
+                n_kept += 1;
             }
-            edges.extend(old_edges.filter(|e| !is_kept(e)).map(|(_, e)| *e));
+            if (0..n_kept).all(is_kept) {
+                // The common case: the kept edges are already the first ones.
+                edges.extend_from(&self.edges, old_node.edges());
+            } else {
+                let old_edges = self.edges.iter(old_node.edges()).enumerate();
+                for (_, edge) in old_edges.clone().filter(|&(i, _)| is_kept(i)) {
+                    edges.push(edge);
+                }
+                for (_, edge) in old_edges.filter(|&(i, _)| !is_kept(i)) {
+                    edges.push(edge);
+                }
+            }
             if new == 0 {
                 // The root's edges all have nodes (see `give_root_edges_nodes`).
                 nodes.resize(first_child + old_node.n_edges as usize, Node::new());
@@ -865,7 +884,7 @@ impl Search {
         let root = &self.nodes[0];
         let k = id.wrapping_sub(root.first_child) as usize;
         if k < self.root_children.len() {
-            let edge = &self.edges[root.first_edge as usize + k];
+            let edge = self.edges.get(root.first_edge as usize + k);
             let inputs =
                 RootChild::new(edge.prior, &self.nodes[id as usize], self.config.virtual_loss);
             self.root_children.set(k, inputs);
@@ -888,13 +907,12 @@ pub struct ChildStats {
     pub proven: Proven,
 }
 
-/// Whether the edges are in descending order of prior ([`f32::total_cmp`] order). One pass
+/// Whether the priors are in descending order ([`f32::total_cmp`] order). One pass
 /// without early exit: the common answer is yes.
 #[inline]
-fn highest_first(edges: &[Edge]) -> bool {
-    edges
-        .windows(2)
-        .fold(true, |ok, w| ok & (total_order_key(w[0].prior) >= total_order_key(w[1].prior)))
+fn highest_first(priors: &[f32]) -> bool {
+    let pairs = priors.iter().zip(priors.iter().skip(1));
+    pairs.fold(true, |ok, (&a, &b)| ok & (total_order_key(a) >= total_order_key(b)))
 }
 
 /// An integer that orders floats as [`f32::total_cmp`] does (the same transformation).
@@ -906,9 +924,10 @@ fn total_order_key(x: f32) -> i32 {
 
 #[inline]
 fn sanitize(wdl: [f32; 3]) -> [f32; 3] {
-    let clean = wdl.map(|p| if p.is_finite() && p > 0.0 { p } else { 0.0 });
-    let sum: f32 = clean.iter().sum();
-    if sum > 0.0 { clean.map(|p| p / sum) } else { [0.0, 1.0, 0.0] }
+    let clean = |p: f32| if p.is_finite() && p > 0.0 { p } else { 0.0 };
+    let [w, d, l] = [clean(wdl[0]), clean(wdl[1]), clean(wdl[2])];
+    let sum = w + d + l;
+    if sum > 0.0 { [w / sum, d / sum, l / sum] } else { [0.0, 1.0, 0.0] }
 }
 
 /// `ln((n + c_base + 1) / c_base)`, the growth of the exploration constant with the parent's
@@ -964,8 +983,9 @@ mod tests {
         let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
         let c_sqrt_n = c * n_parent.max(1.0).sqrt();
         let stats = |i: usize| search.stats(p, i).clone();
-        let visited_prior: f32 = search.edges[p.edges()]
-            .iter()
+        let visited_prior: f32 = search
+            .edges
+            .iter(p.edges())
             .enumerate()
             .filter(|&(i, _)| stats(i).visits + stats(i).in_flight > 0)
             .map(|(_, e)| e.prior)
@@ -974,7 +994,7 @@ mod tests {
         let fpu = -p.q() - reduction * visited_prior.sqrt();
         let mut best = p.first_edge;
         let mut best_score = f32::NEG_INFINITY;
-        for (i, edge) in search.edges[p.edges()].iter().enumerate() {
+        for (i, edge) in search.edges.iter(p.edges()).enumerate() {
             let id = p.first_edge + i as EdgeId;
             let child = stats(i);
             let n = (child.visits + child.in_flight) as f32;
@@ -1070,7 +1090,7 @@ mod tests {
         // A node's edges, each with its child (NO_NODE if none).
         let edges_of = |search: &Search, node: NodeId| -> Vec<(Move, NodeId)> {
             let node = &search.nodes[node as usize];
-            let edges = search.edges[node.edges()].iter();
+            let edges = search.edges.iter(node.edges());
             edges.enumerate().map(|(i, e)| (e.mv, node.child(i))).collect()
         };
         let child_by = |search: &Search, node: NodeId, mv: Move| {
@@ -1157,8 +1177,8 @@ mod tests {
                 // follow in descending order of prior.
                 let children = &search.nodes[node.children()];
                 assert!(children.iter().all(Node::is_visited), "node {id}");
-                let rest = &search.edges[node.edges()][children.len()..];
-                assert!(rest.windows(2).all(|w| w[0].prior >= w[1].prior), "node {id}");
+                let rest = &search.edges.priors(node.edges())[children.len()..];
+                assert!(rest.windows(2).all(|w| w[0] >= w[1]), "node {id}");
             }
             assert!(node.n_children <= node.child_capacity, "node {id}");
             assert!(node.child_capacity <= node.n_edges, "node {id}");

@@ -1,7 +1,11 @@
 //! The arena tree, lc0-style: a node's moves are *edges* (move, prior) stored contiguously
-//! in one `Vec`, and a *node* (the statistics of the position an edge leads to) exists in
-//! another `Vec` only once the search walked through its edge. An expansion writes ~30 edges
-//! of 8 bytes; only the positions actually visited get a 32-byte node.
+//! in one arena ([`Edges`]), and a *node* (the statistics of the position an edge leads to)
+//! exists in another `Vec` only once the search walked through its edge. An expansion writes
+//! ~30 edges of 6 bytes; only the positions actually visited get a 32-byte node.
+//!
+//! The edge arena keeps priors and moves in two arrays: selection scans read priors only
+//! (sixteen per cache line), an expansion copies the leaf's move list as it is, and the
+//! priors' order is checked on a plain `f32` slice.
 //!
 //! A node's edges are ordered: the ones whose child was visited first, then the others in
 //! descending order of prior, so selection below the root can stop at the first unvisited
@@ -93,6 +97,123 @@ impl Edge {
     #[inline]
     pub fn new(mv: Move, prior: f32) -> Edge {
         Edge { prior, mv }
+    }
+}
+
+/// The edge arena: edge `e` is (`moves[e]`, `priors[e]`). A node's edges are a contiguous
+/// range (see [`Node::edges`]).
+#[derive(Clone, Debug, Default)]
+pub struct Edges {
+    priors: Vec<f32>,
+    moves: Vec<Move>,
+    /// Reused by [`Edges::sort_by_prior`].
+    scratch: Vec<(f32, Move)>,
+}
+
+impl Edges {
+    /// Bytes per edge.
+    pub const BYTES: usize = std::mem::size_of::<f32>() + std::mem::size_of::<Move>();
+
+    /// An empty arena with room for `n` edges.
+    pub fn with_capacity(n: usize) -> Edges {
+        Edges { priors: Vec::with_capacity(n), moves: Vec::with_capacity(n), scratch: Vec::new() }
+    }
+
+    /// Number of edges.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// True without edges.
+    pub fn is_empty(&self) -> bool {
+        self.moves.is_empty()
+    }
+
+    /// Edges there is room for without reallocating.
+    pub fn capacity(&self) -> usize {
+        self.moves.capacity().min(self.priors.capacity())
+    }
+
+    /// Removes all edges (keeping the memory).
+    pub fn clear(&mut self) {
+        self.priors.clear();
+        self.moves.clear();
+    }
+
+    /// Edge `e`.
+    #[inline]
+    pub fn get(&self, e: usize) -> Edge {
+        Edge { prior: self.priors[e], mv: self.moves[e] }
+    }
+
+    /// The move of edge `e`.
+    #[inline]
+    pub fn mv(&self, e: usize) -> Move {
+        self.moves[e]
+    }
+
+    /// The priors of the edges in `range`.
+    #[inline]
+    pub fn priors(&self, range: std::ops::Range<usize>) -> &[f32] {
+        &self.priors[range]
+    }
+
+    /// The priors of the edges in `range`, to change.
+    #[inline]
+    pub fn priors_mut(&mut self, range: std::ops::Range<usize>) -> &mut [f32] {
+        &mut self.priors[range]
+    }
+
+    /// The moves of the edges in `range`.
+    #[inline]
+    pub fn moves(&self, range: std::ops::Range<usize>) -> &[Move] {
+        &self.moves[range]
+    }
+
+    /// The edges in `range`, in order.
+    pub fn iter(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl DoubleEndedIterator<Item = Edge> + ExactSizeIterator + Clone + '_ {
+        self.priors[range.clone()]
+            .iter()
+            .zip(&self.moves[range])
+            .map(|(&prior, &mv)| Edge { prior, mv })
+    }
+
+    /// Appends an edge.
+    #[inline]
+    pub fn push(&mut self, edge: Edge) {
+        self.priors.push(edge.prior);
+        self.moves.push(edge.mv);
+    }
+
+    /// Appends an edge per move of `moves` with the priors `priors` yields (one per move).
+    #[inline]
+    pub fn extend(&mut self, moves: &[Move], priors: impl ExactSizeIterator<Item = f32>) {
+        debug_assert_eq!(moves.len(), priors.len());
+        self.moves.extend_from_slice(moves);
+        self.priors.extend(priors);
+    }
+
+    /// Appends copies of `other`'s edges in `range`.
+    pub fn extend_from(&mut self, other: &Edges, range: std::ops::Range<usize>) {
+        self.priors.extend_from_slice(&other.priors[range.clone()]);
+        self.moves.extend_from_slice(&other.moves[range]);
+    }
+
+    /// Sorts the edges in `range` by descending prior ([`f32::total_cmp`]), keeping the order
+    /// of equal priors.
+    pub fn sort_by_prior(&mut self, range: std::ops::Range<usize>) {
+        let mut pairs = std::mem::take(&mut self.scratch);
+        pairs.clear();
+        pairs.extend(self.iter(range.clone()).map(|e| (e.prior, e.mv)));
+        pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (k, &(prior, mv)) in range.zip(&pairs) {
+            (self.priors[k], self.moves[k]) = (prior, mv);
+        }
+        self.scratch = pairs;
     }
 }
 
@@ -213,8 +334,35 @@ mod tests {
 
     #[test]
     fn edges_and_nodes_stay_small() {
-        assert_eq!(std::mem::size_of::<Edge>(), 8);
+        assert_eq!(Edges::BYTES, 6);
         assert_eq!(std::mem::size_of::<Node>(), 32);
+    }
+
+    #[test]
+    fn sorting_edges_by_prior_is_stable_and_keeps_moves_with_their_priors() {
+        use atomzero_rules::Position;
+        let moves = Position::default().legal_moves();
+        let mut edges = Edges::default();
+        edges.push(Edge::new(moves[0], 9.0));
+        let priors = [0.25, 0.5, 0.25, 0.0, -0.0, 0.5, 1.0];
+        edges.extend(&moves[1..8], priors.iter().copied());
+        edges.sort_by_prior(1..8);
+        let sorted: Vec<(f32, Move)> = edges.iter(0..8).map(|e| (e.prior, e.mv)).collect();
+        let m = |i: usize| moves[i];
+        let expected: [(f32, Move); 8] = [
+            (9.0, m(0)),
+            (1.0, m(7)),
+            (0.5, m(2)),
+            (0.5, m(6)),
+            (0.25, m(1)),
+            (0.25, m(3)),
+            (0.0, m(4)),
+            (-0.0, m(5)),
+        ];
+        assert_eq!(sorted.len(), expected.len());
+        for (got, want) in sorted.iter().zip(expected) {
+            assert_eq!((got.0.to_bits(), got.1), (want.0.to_bits(), want.1));
+        }
     }
 
     #[test]
