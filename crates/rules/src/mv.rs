@@ -160,6 +160,16 @@ impl MoveList {
         }
     }
 
+    /// Appends `m` if `keep`, without a branch on `keep` (the slot is written either way).
+    #[inline]
+    pub(crate) fn push_if(&mut self, m: Move, keep: bool) {
+        debug_assert!(self.len < MAX_MOVES);
+        if let Some(slot) = self.moves.get_mut(self.len) {
+            *slot = m;
+            self.len += usize::from(keep);
+        }
+    }
+
     /// Keeps the moves for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&Move) -> bool) {
         let mut j = 0;

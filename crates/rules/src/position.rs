@@ -489,9 +489,8 @@ impl Position {
 
         self.castling_rights = rights;
         hash ^= zobrist::castling_keys(old_rights ^ rights);
-        if us == Color::Black {
-            self.fullmoves = self.fullmoves.saturating_add(1);
-        }
+        // Without a branch: it would mispredict on every other ply of a walk.
+        self.fullmoves = self.fullmoves.saturating_add(u32::from(us == Color::Black));
         self.turn = them;
         hash ^= zobrist::black_to_move_key();
         self.hash = hash;
