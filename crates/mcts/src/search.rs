@@ -464,16 +464,14 @@ impl Search {
         let mut fresh_prior = f32::NEG_INFINITY;
         let priors = self.edges.priors(p.edges());
         let children = &self.nodes[p.children()];
-        // The visited edges come first and the rest in descending order of prior: the first
-        // edge without a visited child is the only unvisited one that can win.
-        let unvisited = children.iter().position(|c| !c.is_visited()).unwrap_or(children.len());
-        if let Some(&prior) = priors.get(unvisited)
-            && prior > fresh_prior
-        {
-            fresh_prior = prior;
-            fresh = p.first_edge + unvisited as EdgeId;
-        }
-        for (i, (&prior, child)) in priors.iter().zip(&children[..unvisited]).enumerate() {
+        // The visited edges come first and the rest in descending order of prior: the scan
+        // stops at the first edge without a visited child, the only unvisited one that can win.
+        let mut unvisited = children.len();
+        for (i, (&prior, child)) in priors.iter().zip(children).enumerate() {
+            if !child.is_visited() {
+                unvisited = i;
+                break;
+            }
             let e = p.first_edge + i as EdgeId;
             let in_tree = child.in_tree();
             // The common case first, as a plain branch (a `match` on `proven` compiles to a
@@ -500,6 +498,12 @@ impl Search {
                 best_score = score;
                 best = e;
             }
+        }
+        if let Some(&prior) = priors.get(unvisited)
+            && prior > fresh_prior
+        {
+            fresh_prior = prior;
+            fresh = p.first_edge + unvisited as EdgeId;
         }
         if fresh != EdgeId::MAX {
             // The parent's value from the point of view of its side to move (the children's
@@ -911,8 +915,9 @@ pub struct ChildStats {
 /// without early exit: the common answer is yes.
 #[inline]
 fn highest_first(priors: &[f32]) -> bool {
-    let pairs = priors.iter().zip(priors.iter().skip(1));
-    pairs.fold(true, |ok, (&a, &b)| ok & (total_order_key(a) >= total_order_key(b)))
+    let Some(rest) = priors.get(1..) else { return true };
+    let pairs = priors.iter().zip(rest);
+    pairs.map(|(&a, &b)| u32::from(total_order_key(a) < total_order_key(b))).sum::<u32>() == 0
 }
 
 /// An integer that orders floats as [`f32::total_cmp`] does (the same transformation).
