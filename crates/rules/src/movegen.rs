@@ -8,7 +8,7 @@
 use crate::attacks;
 use crate::bitboard::Bitboard;
 use crate::color::Color;
-use crate::mv::{Move, MoveKind, MoveList};
+use crate::mv::{Move, MoveKind, MoveList, MoveWriter};
 use crate::position::Position;
 use crate::role::Role;
 use crate::square::Square;
@@ -20,6 +20,18 @@ impl Position {
         if self.variant_outcome().is_some() {
             return;
         }
+        let mut writer = MoveWriter::new(moves);
+        let king = self.generate_pieces(&mut writer);
+        let moves = writer.finish();
+        // Castling last (its own function: the writer stays local to the one above).
+        if let Some(king) = king {
+            self.generate_castling(king, moves);
+        }
+    }
+
+    /// Appends the legal moves other than castling; returns the mover's king.
+    #[inline(always)]
+    fn generate_pieces(&self, moves: &mut MoveWriter<'_>) -> Option<Square> {
         let rules = self.variant.rules();
         let b = &self.board;
         let us = self.turn;
@@ -93,13 +105,13 @@ impl Position {
             for to in attacks::king_attacks(king) & king_targets {
                 self.add(moves, &ctx, Move::new(king, to, MoveKind::Normal), false);
             }
-            self.generate_castling(king, moves);
         }
+        b.king_of(us)
     }
 
     /// Adds `m` if it is `free` (needs no test) or passes the legality test.
     #[inline(always)]
-    fn add(&self, moves: &mut MoveList, ctx: &LegalityContext, m: Move, free: bool) {
+    fn add(&self, moves: &mut MoveWriter<'_>, ctx: &LegalityContext, m: Move, free: bool) {
         if free || self.is_safe_in(m, ctx) {
             moves.push(m);
         }
@@ -109,7 +121,7 @@ impl Position {
     #[inline(always)]
     fn piece_moves(
         &self,
-        moves: &mut MoveList,
+        moves: &mut MoveWriter<'_>,
         ctx: &LegalityContext,
         free_from: Bitboard,
         from: Square,
@@ -129,7 +141,7 @@ impl Position {
     #[inline(always)]
     fn pawn_moves(
         &self,
-        moves: &mut MoveList,
+        moves: &mut MoveWriter<'_>,
         ctx: &LegalityContext,
         from: Square,
         to: Square,

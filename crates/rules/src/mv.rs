@@ -160,16 +160,6 @@ impl MoveList {
         }
     }
 
-    /// Appends `m` if `keep`, without a branch on `keep` (the slot is written either way).
-    #[inline]
-    pub(crate) fn push_if(&mut self, m: Move, keep: bool) {
-        debug_assert!(self.len < MAX_MOVES);
-        if let Some(slot) = self.moves.get_mut(self.len) {
-            *slot = m;
-            self.len += usize::from(keep);
-        }
-    }
-
     /// Keeps the moves for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&Move) -> bool) {
         let mut j = 0;
@@ -187,6 +177,51 @@ impl MoveList {
     #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
+    }
+}
+
+/// A [`MoveList`] being filled by move generation. The length is kept in the writer, a
+/// local variable, and stored once by [`MoveWriter::finish`]: pushing through the list
+/// itself loaded and stored its length in memory for every move, a chain of dependent
+/// memory operations.
+pub(crate) struct MoveWriter<'a> {
+    list: &'a mut MoveList,
+    len: usize,
+}
+
+impl<'a> MoveWriter<'a> {
+    /// A writer appending to `list`.
+    #[inline(always)]
+    pub fn new(list: &'a mut MoveList) -> MoveWriter<'a> {
+        let len = list.len;
+        MoveWriter { list, len }
+    }
+
+    /// Appends a move (see [`MoveList::push`]).
+    #[inline(always)]
+    pub fn push(&mut self, m: Move) {
+        debug_assert!(self.len < MAX_MOVES);
+        if let Some(slot) = self.list.moves.get_mut(self.len) {
+            *slot = m;
+            self.len += 1;
+        }
+    }
+
+    /// Appends `m` if `keep`, without a branch on `keep` (the slot is written either way).
+    #[inline(always)]
+    pub fn push_if(&mut self, m: Move, keep: bool) {
+        debug_assert!(self.len < MAX_MOVES);
+        if let Some(slot) = self.list.moves.get_mut(self.len) {
+            *slot = m;
+            self.len += usize::from(keep);
+        }
+    }
+
+    /// Stores the length and hands the list back.
+    #[inline(always)]
+    pub fn finish(self) -> &'a mut MoveList {
+        self.list.len = self.len;
+        self.list
     }
 }
 

@@ -68,6 +68,15 @@ pub struct Rules {
     pub insufficient_material: InsufficientMaterial,
 }
 
+/// [`Variant::rules`] of every variant, indexed by the variant's discriminant.
+const RULES: [Rules; 5] = [
+    Variant::Atomic.rules_of(),
+    Variant::NoCheckAtomic.rules_of(),
+    Variant::Atomar.rules_of(),
+    Variant::Deathmatch.rules_of(),
+    Variant::Pawnblast.rules_of(),
+];
+
 impl Variant {
     /// Every variant, the default first.
     pub const ALL: [Variant; 5] = [
@@ -114,8 +123,15 @@ impl Variant {
         }
     }
 
-    /// The rule switches of this variant.
+    /// The rule switches of this variant (one load from a table: move generation asks for
+    /// them several times per position).
+    #[inline]
     pub const fn rules(self) -> Rules {
+        RULES[self as usize]
+    }
+
+    /// The rule switches of this variant, spelled out.
+    const fn rules_of(self) -> Rules {
         let atomic = Rules {
             royal_kings: true,
             king_captures: false,
@@ -174,5 +190,22 @@ impl FromStr for Variant {
     type Err = UnknownVariant;
     fn from_str(s: &str) -> Result<Variant, UnknownVariant> {
         Variant::from_name(s).ok_or_else(|| UnknownVariant(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rules_table_matches_the_spelled_out_rules() {
+        for v in Variant::ALL {
+            assert_eq!(v.rules(), v.rules_of(), "{v}");
+        }
+        // The table is not the same entry five times.
+        assert!(Variant::Atomic.rules().royal_kings && !Variant::Atomar.rules().royal_kings);
+        assert!(Variant::Atomar.rules().kings_blast_immune);
+        assert!(Variant::Pawnblast.rules().blast_destroys_pawns);
+        assert!(Variant::Deathmatch.rules().kingless_play);
     }
 }
