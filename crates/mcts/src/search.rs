@@ -43,6 +43,7 @@ impl Leaf {
     }
 
     /// The evaluator's view of this leaf.
+    #[inline]
     pub fn request(&self) -> EvalRequest<'_> {
         EvalRequest {
             position: &self.position,
@@ -155,11 +156,13 @@ impl Search {
     }
 
     /// Completed visits of the root.
+    #[inline]
     pub fn root_visits(&self) -> u32 {
         self.nodes[0].visits
     }
 
     /// The proven result for the side to move at the root, if known.
+    #[inline]
     pub fn root_proven(&self) -> Proven {
         self.nodes[0].proven.flip()
     }
@@ -176,6 +179,7 @@ impl Search {
     }
 
     /// The leaves gathered and not yet applied.
+    #[inline]
     pub fn pending(&self) -> &[Leaf] {
         &self.pending[..self.n_pending]
     }
