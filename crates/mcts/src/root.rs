@@ -185,20 +185,25 @@ impl RootInputs {
     /// The first child with the highest score, and the score (−∞ if none is above it).
     #[inline]
     fn best_scored(&self, c_sqrt_n: f32) -> (usize, f32) {
-        let score = |c: &Chunk, j: usize| c.q[j] + c_sqrt_n * c.p[j] / c.d[j];
-        // The highest score, lane by lane (max instructions), then across the lanes.
-        let mut lane_best = [f32::NEG_INFINITY; LANES];
-        for chunk in &self.chunks {
-            for (j, best) in lane_best.iter_mut().enumerate() {
-                let s = score(chunk, j);
-                *best = if s > *best { s } else { *best };
-            }
+        let scores = |c: &Chunk| -> [f32; LANES] {
+            std::array::from_fn(|j| c.q[j] + c_sqrt_n * c.p[j] / c.d[j])
+        };
+        let max =
+            |s: &[f32; LANES]| s.iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+        // The chunk with the highest score (the first one on ties)...
+        let (mut best_chunk, mut best_score) = (0, f32::NEG_INFINITY);
+        for (k, chunk) in self.chunks.iter().enumerate() {
+            let chunk_best = max(&scores(chunk));
+            // Selects, not a branch (which mispredicted).
+            let better = chunk_best > best_score;
+            best_chunk = if better { k } else { best_chunk };
+            best_score = if better { chunk_best } else { best_score };
         }
-        let best_score =
-            lane_best.iter().fold(f32::NEG_INFINITY, |m, &s| if s > m { s } else { m });
-        // The first child with that score (the same operations give the same bits).
-        let best =
-            (0..self.len()).find(|&k| score(&self.chunks[k / LANES], k % LANES) == best_score);
+        // ...and its first child with that score (the same operations give the same bits).
+        let best = self.chunks.get(best_chunk).and_then(|chunk| {
+            let lane = scores(chunk).iter().position(|&s| s == best_score)?;
+            Some(best_chunk * LANES + lane)
+        });
         (best.unwrap_or(usize::MAX), best_score)
     }
 }
