@@ -535,17 +535,19 @@ impl Search {
     }
 
     /// Starts loading the first edges (priors and moves) and children of node `id`, which the
-    /// next selection scan and the move it picks read.
+    /// next selection scan and the move it picks read. Without branches on the node's state
+    /// (they mispredicted): a node without edges or children points at edge 0 or node 0,
+    /// which a prefetch may load for nothing.
     #[inline]
     fn prefetch_below(&self, id: NodeId) {
         let node = &self.nodes[id as usize];
-        if node.n_edges > 0 {
-            let first = node.first_edge as usize;
-            prefetch(&self.edges.priors(first..first + 1)[0]);
-            prefetch(&self.edges.moves(first..first + 1)[0]);
-            if node.n_children > 0 {
-                prefetch(&self.nodes[node.first_child as usize]);
-            }
+        let first = node.first_edge as usize;
+        if let (Some(prior), Some(mv)) = (self.edges.prior_at(first), self.edges.move_at(first)) {
+            prefetch(prior);
+            prefetch(mv);
+        }
+        if let Some(child) = self.nodes.get(node.first_child as usize) {
+            prefetch(child);
         }
     }
 

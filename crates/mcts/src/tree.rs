@@ -153,6 +153,18 @@ impl Edges {
         self.moves[e]
     }
 
+    /// The prior of edge `e`, by reference (for prefetching).
+    #[inline]
+    pub fn prior_at(&self, e: usize) -> Option<&f32> {
+        self.priors.get(e)
+    }
+
+    /// The move of edge `e`, by reference (for prefetching).
+    #[inline]
+    pub fn move_at(&self, e: usize) -> Option<&Move> {
+        self.moves.get(e)
+    }
+
     /// The priors of the edges in `range`.
     #[inline]
     pub fn priors(&self, range: std::ops::Range<usize>) -> &[f32] {
