@@ -3,16 +3,18 @@
 //! Every walk scans all the root's children, and computing each one's score from its node
 //! and edge took ~48 instructions. Only the walked child's statistics change between two
 //! walks, so the parts of a child's score that do not depend on the parent are stored
-//! ([`RootChild`]) and refreshed after every walk and backup through the child. The scan
-//! computes `q + c_sqrt_n * p / d` per child from three arrays, eight children at a time,
-//! which the compiler turns into SIMD: the same operations on each child as the
-//! node-by-node formula, so the same bits. The two sums the first-play urgency needs (the
-//! visited prior mass and the largest unvisited prior) change only when a child is first
-//! visited or proven, and are recomputed then, in child order, rather than in every scan.
+//! ([`RootChild`]) and refreshed after every walk and backup through the child. They sit in
+//! chunks of eight children (`q`, `p` and `d` arrays), and the scan computes `q + c_sqrt_n *
+//! p / d` a chunk at a time, which the compiler turns into SIMD: the same operations on each
+//! child as the node-by-node formula, so the same bits. It keeps the chunk with the highest
+//! score, then finds the first child with that score in it. The two sums the first-play
+//! urgency needs (the visited prior mass and the largest unvisited prior) change only when a
+//! child is first visited or proven, and are recomputed then, in child order, rather than in
+//! every scan.
 
 use crate::tree::{Node, Proven};
 
-/// Children scored per step of the scan (the arrays are padded to a multiple of it).
+/// Children per chunk (the last chunk is padded).
 const LANES: usize = 8;
 
 /// What selection at the root needs from one root child.
