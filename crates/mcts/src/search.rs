@@ -467,14 +467,12 @@ impl Search {
         let mut fresh_prior = f32::NEG_INFINITY;
         let priors = self.edges.priors(p.edges());
         let children = &self.nodes[p.children()];
-        // The visited edges come first and the rest in descending order of prior: the scan
-        // stops at the first edge without a visited child, the only unvisited one that can win.
-        let mut unvisited = children.len();
+        // The visited edges come first and the rest in descending order of prior: the edge
+        // after the children (all visited: a child is created by the walk that visits it, and
+        // `advance` keeps only visited ones) is the only unvisited one that can win.
+        let unvisited = children.len();
         for (i, (&prior, child)) in priors.iter().zip(children).enumerate() {
-            if !child.is_visited() {
-                unvisited = i;
-                break;
-            }
+            debug_assert!(child.is_visited());
             let e = p.first_edge + i as EdgeId;
             let in_tree = child.in_tree();
             // The common case first, as a plain branch (a `match` on `proven` compiles to a
