@@ -107,7 +107,7 @@ pub struct Edges {
     priors: Vec<f32>,
     moves: Vec<Move>,
     /// Reused by [`Edges::sort_by_prior`].
-    scratch: Vec<(f32, Move)>,
+    scratch: Vec<Edge>,
 }
 
 impl Edges {
@@ -218,14 +218,14 @@ impl Edges {
     /// Sorts the edges in `range` by descending prior ([`f32::total_cmp`]), keeping the order
     /// of equal priors.
     pub fn sort_by_prior(&mut self, range: std::ops::Range<usize>) {
-        let mut pairs = std::mem::take(&mut self.scratch);
-        pairs.clear();
-        pairs.extend(self.iter(range.clone()).map(|e| (e.prior, e.mv)));
-        pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (k, &(prior, mv)) in range.zip(&pairs) {
-            (self.priors[k], self.moves[k]) = (prior, mv);
+        let mut edges = std::mem::take(&mut self.scratch);
+        edges.clear();
+        edges.extend(self.iter(range.clone()));
+        edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+        for (k, edge) in range.zip(&edges) {
+            (self.priors[k], self.moves[k]) = (edge.prior, edge.mv);
         }
-        self.scratch = pairs;
+        self.scratch = edges;
     }
 }
 

@@ -153,11 +153,9 @@ impl MoveList {
     /// (and caught by debug assertions) rather than panicking.
     #[inline]
     pub fn push(&mut self, m: Move) {
-        debug_assert!(self.len < MAX_MOVES);
-        if let Some(slot) = self.moves.get_mut(self.len) {
-            *slot = m;
-            self.len += 1;
-        }
+        let mut writer = MoveWriter::new(self);
+        writer.push(m);
+        writer.finish();
     }
 
     /// Keeps the moves for which `keep` returns true.
@@ -200,11 +198,7 @@ impl<'a> MoveWriter<'a> {
     /// Appends a move (see [`MoveList::push`]).
     #[inline(always)]
     pub fn push(&mut self, m: Move) {
-        debug_assert!(self.len < MAX_MOVES);
-        if let Some(slot) = self.list.moves.get_mut(self.len) {
-            *slot = m;
-            self.len += 1;
-        }
+        self.push_if(m, true);
     }
 
     /// Appends `m` if `keep`, without a branch on `keep` (the slot is written either way).
