@@ -12,7 +12,7 @@ use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
 use atomzero_nn::{DeviceKind, NetConfig, TrainBatch, TrainConfig, Trainer};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget};
 use atomzero_rules::{Game, Position, Variant};
-use atomzero_selfplay::{Openings, SelfplayEvent};
+use atomzero_selfplay::{Batching, Openings, SelfplayEvent};
 use atomzero_train::data::{HostBatch, build_batch};
 use clap::{Args, Subcommand, ValueEnum};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,6 +47,10 @@ enum BenchWhat {
         /// Self-play games with the config's net (0 skips this part).
         #[arg(long, default_value_t = 128)]
         games: usize,
+        /// How the workers' leaves reach the net: each worker's own batch, one batch shared
+        /// by all workers, or both one after the other (compared).
+        #[arg(long, value_enum, default_value_t = BatchingArg::Both)]
+        batching: BatchingArg,
         /// Config whose `[net]` and `[selfplay]` sections are used (default: the embedded
         /// configs/tiny.toml).
         #[arg(long)]
@@ -68,6 +72,13 @@ enum BenchWhat {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BatchingArg {
+    Worker,
+    Shared,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum NetPreset {
     Tiny,
     Default,
@@ -76,11 +87,30 @@ enum NetPreset {
 
 pub fn run(args: BenchArgs) -> Result<()> {
     match args.what {
-        BenchWhat::Selfplay { trees, visits, leaves, moves, games, config } => {
+        BenchWhat::Selfplay { trees, visits, leaves, moves, games, batching, config } => {
             bench_tree(trees, visits, leaves, moves)?;
             if games > 0 {
                 let config = Config::load(config.as_deref())?;
-                bench_selfplay_net(&config, games)?;
+                let modes = match batching {
+                    BatchingArg::Worker => vec![Batching::Worker],
+                    BatchingArg::Shared => vec![Batching::Shared],
+                    BatchingArg::Both => vec![Batching::Worker, Batching::Shared],
+                };
+                let rates: Vec<f64> = modes
+                    .iter()
+                    .map(|&mode| bench_selfplay_net(&config, games, mode))
+                    .collect::<Result<_>>()?;
+                if let [worker, shared] = rates[..] {
+                    let (busier, ratio) = if worker >= shared {
+                        ("each worker's own batch", worker / shared.max(1e-9))
+                    } else {
+                        ("one shared batch", shared / worker.max(1e-9))
+                    };
+                    println!(
+                        "batching: worker {worker:.0} vs shared {shared:.0} evaluations/s: \
+                         {busier} keeps the network busier ({ratio:.2}x)"
+                    );
+                }
             }
             Ok(())
         }
@@ -498,12 +528,13 @@ impl<E: Evaluator> Evaluator for TimedEvaluator<E> {
     }
 }
 
-/// Self-play as `atomzero selfplay` runs it (the config's `[selfplay]` section, atomzero-infer
-/// on the CPU, one worker per core) with a randomly initialised net of the config's
-/// architecture, then the same evaluator on ready-made batches of the mean self-play batch
-/// size on as many threads: the network's throughput inside self-play over its raw
-/// throughput is the share of the network's capacity that self-play uses.
-fn bench_selfplay_net(config: &Config, games: usize) -> Result<()> {
+/// Self-play as `atomzero selfplay` runs it (the config's `[selfplay]` section with
+/// `batching`, atomzero-infer on the CPU, one worker per core) with a randomly initialised net
+/// of the config's architecture, then the same evaluator on ready-made batches of the mean
+/// self-play batch size on as many threads: the network's throughput inside self-play over
+/// its raw throughput is the share of the network's capacity that self-play uses. Returns the
+/// evaluations per second inside self-play.
+fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Result<f64> {
     let variant = config.variant()?;
     let device = DeviceKind::Cpu.device().context("cpu device")?;
     device.seed(config.seed);
@@ -514,7 +545,7 @@ fn bench_selfplay_net(config: &Config, games: usize) -> Result<()> {
         positions: AtomicU64::new(0),
         busy_nanos: AtomicU64::new(0),
     };
-    let sp = &config.selfplay;
+    let sp = &atomzero_selfplay::SelfplayConfig { batching, ..config.selfplay.clone() };
     let threads = if sp.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -548,10 +579,12 @@ fn bench_selfplay_net(config: &Config, games: usize) -> Result<()> {
     let inside = evaluated as f64 / wall;
     println!(
         "bench selfplay with the net ({} blocks x {} filters, randomly initialised; \
-         atomzero-infer, {workers} workers x {} games, {} visits full / {} cheap, {} leaves/tree)",
+         atomzero-infer, {workers} workers x {} games, {} batching, {} visits full / {} cheap, \
+         {} leaves/tree)",
         config.net.blocks,
         config.net.filters,
         sp.games_per_worker,
+        batching.name(),
         sp.visits,
         sp.cheap_visits,
         sp.leaves_per_tree
@@ -562,6 +595,8 @@ fn bench_selfplay_net(config: &Config, games: usize) -> Result<()> {
         plies as f64 / wall,
         finished as f64 / wall
     );
+    // Per-worker batches run on every worker's thread at once; a shared batch runs on one
+    // thread at a time while the other workers wait.
     println!(
         "  network busy (time inside evaluate / wall time x workers): {:.1}%",
         100.0 * busy / (wall * workers as f64)
@@ -619,5 +654,5 @@ fn bench_selfplay_net(config: &Config, games: usize) -> Result<()> {
         "  network utilisation in self-play: {inside:.0} / {raw:.0} = {:.1}% (goal >= 90%)",
         100.0 * inside / raw
     );
-    Ok(())
+    Ok(inside)
 }

@@ -170,9 +170,25 @@ fn selfplay_bad_inputs_fail_cleanly() {
     let dir = temp_dir("selfplay-bad");
     let bad_config = dir.join("bad.toml");
     std::fs::write(&bad_config, "[selfplay]\nvisitz = 3\n").unwrap();
+    let bad_batching = dir.join("batching.toml");
+    std::fs::write(&bad_batching, "[selfplay]\nbatching = \"both\"\n").unwrap();
     let out = dir.join("o");
     let out = out.to_str().unwrap();
     for (args, needle) in [
+        (
+            vec![
+                "selfplay",
+                "--model",
+                "random",
+                "--games",
+                "1",
+                "--out",
+                out,
+                "--config",
+                bad_batching.to_str().unwrap(),
+            ],
+            "unknown variant `both`, expected `worker` or `shared`",
+        ),
         (
             vec!["selfplay", "--model", "missing.safetensors", "--games", "1", "--out", out],
             "not found",

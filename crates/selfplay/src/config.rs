@@ -10,6 +10,9 @@ pub struct SelfplayConfig {
     pub threads: usize,
     /// Games each worker plays at once (their leaves share one evaluation batch).
     pub games_per_worker: usize,
+    /// How the workers' leaves reach the network: each worker evaluates its own batch on its
+    /// own thread, or one batch a round holds every worker's leaves (see [`Batching`]).
+    pub batching: Batching,
     /// Leaves gathered per tree per round (virtual loss spreads them).
     pub leaves_per_tree: usize,
     /// Visits of a full search (its move becomes a training target).
@@ -44,11 +47,36 @@ pub struct SelfplayConfig {
     pub fpu_reduction: f32,
 }
 
+/// How the workers' leaves reach the network (`atomzero bench selfplay` measures both).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Batching {
+    /// Each worker evaluates its games' leaves in one batch on its own thread; the workers'
+    /// batches run concurrently. Keeps a CPU network busiest (measured: README).
+    #[default]
+    Worker,
+    /// One batch a round with every worker's leaves, evaluated by the last worker to hand its
+    /// leaves in while the others wait ([`crate::batcher::SharedBatcher`]): one large call to
+    /// the network instead of one per worker.
+    Shared,
+}
+
+impl Batching {
+    /// The name in config files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Batching::Worker => "worker",
+            Batching::Shared => "shared",
+        }
+    }
+}
+
 impl Default for SelfplayConfig {
     fn default() -> SelfplayConfig {
         SelfplayConfig {
             threads: 0,
             games_per_worker: 32,
+            batching: Batching::Worker,
             leaves_per_tree: 4,
             visits: 200,
             cheap_visits: 40,

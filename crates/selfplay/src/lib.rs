@@ -2,17 +2,19 @@
 //!
 //! Self-play in the manner of KataGo and lc0: a rayon pool of workers, each driving many games
 //! at once; every round a worker gathers leaves from all its trees and evaluates them in one
-//! batch. Per-move temperature, playout-cap randomisation (only full searches become training
+//! batch (or, with `batching = "shared"`, hands them to one batch for all the workers). Per-move temperature, playout-cap randomisation (only full searches become training
 //! targets), resignation with a played-out fraction to measure false resignations, a maximum
 //! game length, and openings from an EPD book or random first plies.
 //!
 //! The crate produces [`GameRecord`](atomzero_replay::GameRecord)s; the caller decides where
 //! they go (shards, PGN). It does no file I/O except reading an opening book on request.
 
+pub mod batcher;
 pub mod config;
 pub mod openings;
 pub mod worker;
 
-pub use config::SelfplayConfig;
+pub use batcher::SharedBatcher;
+pub use config::{Batching, SelfplayConfig};
 pub use openings::{OpeningError, Openings};
 pub use worker::{GameStats, SelfplayEvent, record_to_pgn, run};

@@ -1,7 +1,9 @@
 //! The self-play loop: workers on a rayon pool, each playing `games_per_worker` games at once
-//! and evaluating all their leaves in one batch per round.
+//! and evaluating all their leaves in one batch per round (its own, or with `batching =
+//! "shared"` one for all the workers: [`crate::batcher`]).
 
-use crate::config::SelfplayConfig;
+use crate::batcher::SharedBatcher;
+use crate::config::{Batching, SelfplayConfig};
 use crate::openings::Openings;
 use atomzero_mcts::{EvalRequest, Evaluator, Proven, Rng, Search};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
@@ -152,8 +154,7 @@ impl Slot {
     }
 }
 
-struct Shared<'a, E: ?Sized> {
-    evaluator: &'a E,
+struct Shared<'a> {
     config: &'a SelfplayConfig,
     variant: Variant,
     openings: &'a Openings,
@@ -164,7 +165,13 @@ struct Shared<'a, E: ?Sized> {
     stop: AtomicBool,
 }
 
-fn worker<E: Evaluator + Sync + ?Sized>(shared: &Shared<'_, E>, tx: mpsc::Sender<SelfplayEvent>) {
+/// One worker's loop, evaluating through `evaluator` (the shared evaluator itself, or the
+/// worker's membership of the shared batch).
+fn worker<E: Evaluator + ?Sized>(
+    shared: &Shared<'_>,
+    evaluator: &E,
+    tx: mpsc::Sender<SelfplayEvent>,
+) {
     let config = shared.config;
     let mut slots: Vec<Slot> = Vec::with_capacity(config.games_per_worker);
     let (mut batches, mut positions) = (0u64, 0u64);
@@ -195,7 +202,7 @@ fn worker<E: Evaluator + Sync + ?Sized>(shared: &Shared<'_, E>, tx: mpsc::Sender
         let requests: Vec<EvalRequest<'_>> =
             slots.iter().flat_map(|s| s.search.pending().iter().map(|l| l.request())).collect();
         if !requests.is_empty() {
-            let evals = shared.evaluator.evaluate(&requests);
+            let evals = evaluator.evaluate(&requests);
             batches += 1;
             positions += requests.len() as u64;
             drop(requests);
@@ -265,7 +272,6 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
     };
     let workers = threads.min(n_games.div_ceil(config.games_per_worker.max(1))).max(1);
     let shared = Shared {
-        evaluator,
         config,
         variant,
         openings,
@@ -280,7 +286,7 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
         Ok(pool) => pool,
         Err(_) => {
             // Could not start threads: play on this thread.
-            worker(&shared, tx);
+            worker(&shared, evaluator, tx);
             for event in rx.try_iter() {
                 if !on_event(event) {
                     break;
@@ -289,13 +295,22 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
             return;
         }
     };
+    let batcher = SharedBatcher::new(evaluator);
     std::thread::scope(|scope| {
-        let shared = &shared;
+        let (shared, batcher) = (&shared, &batcher);
         scope.spawn(move || {
+            // With a shared batch, every worker joins before any starts, so the first round
+            // waits for all of them.
+            let members: Vec<_> = (0..workers)
+                .map(|_| (config.batching == Batching::Shared).then(|| batcher.join()))
+                .collect();
             pool.scope(|s| {
-                for _ in 0..workers {
+                for member in members {
                     let tx = tx.clone();
-                    s.spawn(move |_| worker(shared, tx));
+                    match member {
+                        None => s.spawn(move |_| worker(shared, evaluator, tx)),
+                        Some(member) => s.spawn(move |_| worker(shared, &member, tx)),
+                    }
                 }
             });
             drop(tx);

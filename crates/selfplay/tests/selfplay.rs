@@ -5,7 +5,7 @@
 use atomzero_mcts::{RandomEvaluator, UniformEvaluator};
 use atomzero_replay::{EndReason, GameRecord};
 use atomzero_rules::{PgnGame, Variant, read_pgn};
-use atomzero_selfplay::{Openings, SelfplayConfig, SelfplayEvent, record_to_pgn, run};
+use atomzero_selfplay::{Batching, Openings, SelfplayConfig, SelfplayEvent, record_to_pgn, run};
 
 fn small_config() -> SelfplayConfig {
     SelfplayConfig {
@@ -91,6 +91,37 @@ fn same_seed_same_games_whatever_the_threads() {
     }
     let c = play(&small_config(), Variant::Atomic, 6, 8);
     assert_ne!(a, c);
+}
+
+#[test]
+fn a_shared_batch_plays_the_games_per_worker_batches_play() {
+    // The evaluator is a function of the position, so how leaves are batched must not change
+    // a single move: three workers merging their leaves into one batch a round play the same
+    // games as the same workers evaluating their own.
+    let mut config = small_config();
+    config.threads = 3;
+    config.games_per_worker = 2;
+    let own = play(&config, Variant::Atomic, 8, 11);
+    config.batching = Batching::Shared;
+    let shared = play(&config, Variant::Atomic, 8, 11);
+    assert_eq!(own.len(), 8);
+    assert_eq!(own, shared);
+    // Stopping early with a shared batch returns too (workers waiting in a round are let go).
+    let mut seen = 0;
+    run(
+        &RandomEvaluator { seed: 1 },
+        &config,
+        Variant::Atomic,
+        &Openings::RandomPlies(2),
+        50,
+        0,
+        3,
+        |event| {
+            seen += usize::from(matches!(event, SelfplayEvent::Game(..)));
+            seen < 2
+        },
+    );
+    assert_eq!(seen, 2);
 }
 
 #[test]
