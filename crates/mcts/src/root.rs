@@ -190,8 +190,16 @@ impl RootInputs {
         let scores = |c: &Chunk| -> [f32; LANES] {
             std::array::from_fn(|j| c.q[j] + c_sqrt_n * c.p[j] / c.d[j])
         };
-        let max =
-            |s: &[f32; LANES]| s.iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+        // The largest score above −∞ (a NaN never wins), as halves folded onto each other
+        // (vector maxima, three steps deep) rather than a chain of eight dependent
+        // comparisons: the maximum is exact whatever the order.
+        let max = |s: &[f32; LANES]| {
+            let wider = |a: f32, b: f32| if b > a { b } else { a };
+            let h: [f32; 4] =
+                std::array::from_fn(|j| wider(wider(f32::NEG_INFINITY, s[j]), s[j + 4]));
+            let q: [f32; 2] = std::array::from_fn(|j| wider(h[j], h[j + 2]));
+            wider(q[0], q[1])
+        };
         // The chunk with the highest score (the first one on ties)...
         let (mut best_chunk, mut best_score) = (0, f32::NEG_INFINITY);
         for (k, chunk) in self.chunks.iter().enumerate() {
