@@ -225,51 +225,69 @@ impl Search {
 
     /// Expands the pending leaves with `evaluations` (one per leaf, in order) and backs up.
     pub fn apply<'a>(&mut self, evaluations: impl IntoIterator<Item = Evaluation<'a>>) {
+        // The sum of a leaf's priors is a chain of dependent additions (in order: their bits
+        // matter), which the rest of the leaf's expansion waits for. Summed a few leaves ahead,
+        // the chains of different leaves run side by side.
+        const AHEAD: usize = 4;
         let leaves = std::mem::take(&mut self.pending);
         let n = std::mem::take(&mut self.n_pending);
-        for (leaf, eval) in leaves[..n].iter().zip(evaluations) {
-            let first = self.edges.len();
-            let sum: f32 = eval.priors.iter().sum::<f32>();
-            let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
-            let uniform = 1.0 / leaf.moves.len().max(1) as f32;
-            if norm > 0.0 && eval.priors.len() == leaf.moves.len() {
-                let priors = eval.priors.iter().map(|&p| {
-                    let p = p * norm;
-                    if p.is_finite() { p } else { uniform }
-                });
-                self.edges.extend(&leaf.moves, priors);
-            } else {
-                // Priors missing or unusable (an evaluator breaking its contract).
-                let priors = (0..leaf.moves.len()).map(|i| {
-                    let p = eval.priors.get(i).copied().unwrap_or(0.0) * norm;
-                    if norm > 0.0 && p.is_finite() { p } else { uniform }
-                });
-                self.edges.extend(&leaf.moves, priors);
+        let mut evaluations = evaluations.into_iter();
+        let mut group: [Option<(Evaluation<'a>, f32)>; AHEAD] = [None; AHEAD];
+        'leaves: for chunk in leaves[..n].chunks(AHEAD) {
+            for slot in group.iter_mut().take(chunk.len()) {
+                *slot = evaluations.next().map(|e| (e, e.priors.iter().sum::<f32>()));
             }
-            // Highest prior first (stable: ties keep the legal-move order), so selection below
-            // the root can stop at the first unvisited edge.
-            let range = first..self.edges.len();
-            if !highest_first(self.edges.priors(range.clone())) {
-                self.edges.sort_by_prior(range);
-            }
-            let node = &mut self.nodes[leaf.node as usize];
-            node.first_edge = first as EdgeId;
-            node.n_edges = leaf.moves.len() as u16;
-            node.expansion = Expansion::Expanded;
-            if leaf.node == 0 {
-                self.give_root_edges_nodes();
-                self.add_root_noise();
-            }
-            let wdl = sanitize(eval.wdl);
-            // The evaluation is for the side to move at the leaf; the node stores the mover's.
-            self.backup(&leaf.path, flip_wdl(wdl), true);
-            if leaf.node == 0 {
-                self.rebuild_root_children();
-            } else if let Some(&child) = leaf.path.get(1) {
-                self.refresh_root_child(child);
+            for (leaf, slot) in chunk.iter().zip(&group) {
+                // Fewer evaluations than leaves: the rest stay unexpanded (as a zip would).
+                let Some((eval, sum)) = *slot else { break 'leaves };
+                self.expand(leaf, eval, sum);
             }
         }
         self.pending = leaves;
+    }
+
+    /// Expands `leaf` with `eval`, whose priors add up to `sum`, and backs its value up.
+    #[inline]
+    fn expand(&mut self, leaf: &Leaf, eval: Evaluation<'_>, sum: f32) {
+        let first = self.edges.len();
+        let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
+        let uniform = 1.0 / leaf.moves.len().max(1) as f32;
+        if norm > 0.0 && eval.priors.len() == leaf.moves.len() {
+            let priors = eval.priors.iter().map(|&p| {
+                let p = p * norm;
+                if p.is_finite() { p } else { uniform }
+            });
+            self.edges.extend(&leaf.moves, priors);
+        } else {
+            // Priors missing or unusable (an evaluator breaking its contract).
+            let priors = (0..leaf.moves.len()).map(|i| {
+                let p = eval.priors.get(i).copied().unwrap_or(0.0) * norm;
+                if norm > 0.0 && p.is_finite() { p } else { uniform }
+            });
+            self.edges.extend(&leaf.moves, priors);
+        }
+        // Highest prior first (stable: ties keep the legal-move order), so selection below
+        // the root can stop at the first unvisited edge.
+        let range = first..self.edges.len();
+        if !highest_first(self.edges.priors(range.clone())) {
+            self.edges.sort_by_prior(range);
+        }
+        let node = &mut self.nodes[leaf.node as usize];
+        node.first_edge = first as EdgeId;
+        node.n_edges = leaf.moves.len() as u16;
+        node.expansion = Expansion::Expanded;
+        if leaf.node == 0 {
+            self.give_root_edges_nodes();
+            self.add_root_noise();
+        }
+        let wdl = sanitize(eval.wdl);
+        // The evaluation is for the side to move at the leaf; the node stores the mover's.
+        self.backup(&leaf.path, flip_wdl(wdl), true);
+        if leaf.node == 0 {
+            self.rebuild_root_children();
+        } else if let Some(&child) = leaf.path.get(1) {
+            self.refresh_root_child(child);
+        }
     }
 
     /// Runs the search alone with `evaluator` until the root has `visits` visits (or is
