@@ -10,8 +10,8 @@
 //! per worker, concurrently. `atomzero bench selfplay` measures both; on a CPU, where the
 //! network runs on the same cores as the search, the other workers wait during that call.
 //!
-//! An evaluator that panics while evaluating for others makes every waiting member panic too
-//! (rather than wait for ever).
+//! An evaluator that panics while evaluating for others, or a worker that panics while others
+//! wait for its leaves, makes every waiting member panic too (rather than wait for ever).
 
 use atomzero_mcts::{EvalRequest, Evaluations, Evaluator};
 use atomzero_rules::{Move, Position};
@@ -189,7 +189,14 @@ impl<E: Evaluator> Drop for Member<'_, E> {
         state.members = state.members.saturating_sub(1);
         // The members still waiting no longer wait for this one.
         if !state.shares.is_empty() && state.shares.len() >= state.members && !state.failed {
-            drop(b.evaluate_round(state));
+            if std::thread::panicking() {
+                // This worker is going down: the others go down with it rather than have it
+                // evaluate for them (a second panic here would abort).
+                state.failed = true;
+                b.evaluated.notify_all();
+            } else {
+                drop(b.evaluate_round(state));
+            }
         }
     }
 }
@@ -301,6 +308,28 @@ mod tests {
             assert_eq!(handle.join().unwrap(), 2);
         });
         assert_eq!(batcher.batches(), 1);
+    }
+
+    #[test]
+    fn a_member_panicking_while_another_waits_stops_that_one_too() {
+        let batcher = SharedBatcher::new(RandomEvaluator { seed: 1 });
+        let outcomes = std::thread::scope(|scope| {
+            let waiting = batcher.join();
+            let failing = batcher.join();
+            let a = scope.spawn(move || waiting.evaluate(&[]).len());
+            let batcher = &batcher;
+            let b = scope.spawn(move || {
+                let _member = failing;
+                // Panic only once the other member waits for this one.
+                while batcher.lock().shares.is_empty() {
+                    std::thread::yield_now();
+                }
+                panic!("a worker's bug");
+            });
+            (a.join().is_err(), b.join().is_err())
+        });
+        assert_eq!(outcomes, (true, true), "the waiting member panics instead of hanging");
+        assert_eq!(batcher.batches(), 0, "nobody evaluated for the panicking worker");
     }
 
     #[test]
