@@ -9,7 +9,9 @@ use atomzero_mcts::{
 };
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
-use atomzero_nn::{DeviceKind, NetConfig, TrainBatch, TrainConfig, Trainer};
+use atomzero_nn::{
+    DEFAULT_MAX_BATCH, DeviceKind, NetConfig, NetEvaluator, TrainBatch, TrainConfig, Trainer,
+};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget};
 use atomzero_rules::{Game, Position, Variant};
 use atomzero_selfplay::{Batching, Openings, SelfplayEvent};
@@ -529,18 +531,28 @@ impl<E: Evaluator> Evaluator for TimedEvaluator<E> {
 }
 
 /// Self-play as `atomzero selfplay` runs it (the config's `[selfplay]` section with
-/// `batching`, atomzero-infer on the CPU, one worker per core) with a randomly initialised net
+/// `batching`, one worker per core; the config's device: atomzero-infer on the CPU, Burn on a
+/// GPU) with a randomly initialised net
 /// of the config's architecture, then the same evaluator on ready-made batches of the mean
 /// self-play batch size on as many threads: the network's throughput inside self-play over
 /// its raw throughput is the share of the network's capacity that self-play uses. Returns the
 /// evaluations per second inside self-play.
 fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Result<f64> {
     let variant = config.variant()?;
+    let kind = config.device()?;
     let device = DeviceKind::Cpu.device().context("cpu device")?;
     device.seed(config.seed);
     let net = config.net.init(&device)?.valid();
+    // As `atomzero selfplay` runs nets: atomzero-infer on the CPU, Burn on a GPU.
+    let (network, backend): (Box<dyn Evaluator + Send + Sync>, String) = match kind {
+        DeviceKind::Cpu => (Box::new(InferEvaluator::from_net(&net)?), "atomzero-infer".into()),
+        gpu => {
+            let device = gpu.device().with_context(|| format!("{gpu} device"))?;
+            (Box::new(NetEvaluator::new(&net, &device, DEFAULT_MAX_BATCH)), format!("Burn {gpu}"))
+        }
+    };
     let evaluator = TimedEvaluator {
-        inner: InferEvaluator::from_net(&net)?,
+        inner: &*network,
         calls: AtomicU64::new(0),
         positions: AtomicU64::new(0),
         busy_nanos: AtomicU64::new(0),
@@ -579,7 +591,7 @@ fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Resu
     let inside = evaluated as f64 / wall;
     println!(
         "bench selfplay with the net ({} blocks x {} filters, randomly initialised; \
-         atomzero-infer, {workers} workers x {} games, {} batching, {} visits full / {} cheap, \
+         {backend}, {workers} workers x {} games, {} batching, {} visits full / {} cheap, \
          {} leaves/tree)",
         config.net.blocks,
         config.net.filters,
