@@ -205,7 +205,7 @@ impl<E: Evaluator> Drop for Member<'_, E> {
 mod tests {
     use super::*;
     use atomzero_mcts::RandomEvaluator;
-    use atomzero_rules::Variant;
+    use atomzero_rules::{MoveList, Variant};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Counts calls and positions.
@@ -235,6 +235,15 @@ mod tests {
         out
     }
 
+    /// Requests for `positions` with their `moves`, without history.
+    fn requests<'a>(positions: &'a [Position], moves: &'a [MoveList]) -> Vec<EvalRequest<'a>> {
+        positions
+            .iter()
+            .zip(moves)
+            .map(|(p, m)| EvalRequest { position: p, history: &[], repetitions: 0, moves: m })
+            .collect()
+    }
+
     #[test]
     fn every_member_gets_the_evaluations_of_its_own_requests_from_merged_batches() {
         let batcher = SharedBatcher::new(Counting {
@@ -253,16 +262,7 @@ mod tests {
                         // Thread t asks for 1 + (t + round) % 4 positions of its own.
                         let batch = positions(t * 100 + round, 1 + (t + round) % 4);
                         let moves: Vec<_> = batch.iter().map(|p| p.legal_moves()).collect();
-                        let requests: Vec<EvalRequest<'_>> = batch
-                            .iter()
-                            .zip(&moves)
-                            .map(|(p, m)| EvalRequest {
-                                position: p,
-                                history: &[],
-                                repetitions: 0,
-                                moves: m,
-                            })
-                            .collect();
+                        let requests = requests(&batch, &moves);
                         let got = member.evaluate(&requests);
                         let direct = batcher.inner().inner.evaluate(&requests);
                         assert_eq!(got, direct, "thread {t} round {round}");
@@ -290,19 +290,7 @@ mod tests {
             let waiting = batcher.join();
             let leaving = batcher.join();
             let (batch, moves) = (&batch, &moves);
-            let handle = scope.spawn(move || {
-                let requests: Vec<EvalRequest<'_>> = batch
-                    .iter()
-                    .zip(moves)
-                    .map(|(p, m)| EvalRequest {
-                        position: p,
-                        history: &[],
-                        repetitions: 0,
-                        moves: m,
-                    })
-                    .collect();
-                waiting.evaluate(&requests).len()
-            });
+            let handle = scope.spawn(move || waiting.evaluate(&requests(batch, moves)).len());
             // Whether or not the other thread already waits, leaving must not strand it.
             drop(leaving);
             assert_eq!(handle.join().unwrap(), 2);
