@@ -31,7 +31,8 @@ pub struct GameStats {
 pub enum SelfplayEvent {
     /// A game finished.
     Game(Box<GameRecord>, GameStats),
-    /// Evaluator calls since the last report: (batches, positions).
+    /// Evaluator calls since the last report: (batches, positions). With a shared batch these
+    /// are the worker's hand-ins, several of which make one call to the network.
     Batches { batches: u64, positions: u64 },
 }
 
