@@ -174,68 +174,28 @@ fn selfplay_bad_inputs_fail_cleanly() {
     std::fs::write(&bad_batching, "[selfplay]\nbatching = \"both\"\n").unwrap();
     let out = dir.join("o");
     let out = out.to_str().unwrap();
+    // `atomzero selfplay --model random --games 1 --out DIR` followed by `extra`.
+    let random = |extra: &[&str]| -> Vec<String> {
+        let base = ["selfplay", "--model", "random", "--games", "1", "--out", out];
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let (bad_config, bad_batching) = (bad_config.to_str().unwrap(), bad_batching.to_str().unwrap());
     for (args, needle) in [
         (
-            vec![
-                "selfplay",
-                "--model",
-                "random",
-                "--games",
-                "1",
-                "--out",
-                out,
-                "--config",
-                bad_batching.to_str().unwrap(),
-            ],
+            random(&["--config", bad_batching]),
             "unknown variant `both`, expected `worker` or `shared`",
         ),
         (
-            vec!["selfplay", "--model", "missing.safetensors", "--games", "1", "--out", out],
+            ["selfplay", "--model", "missing.safetensors", "--games", "1", "--out", out]
+                .map(String::from)
+                .to_vec(),
             "not found",
         ),
-        (
-            vec![
-                "selfplay",
-                "--model",
-                "random",
-                "--games",
-                "1",
-                "--out",
-                out,
-                "--config",
-                bad_config.to_str().unwrap(),
-            ],
-            "visitz",
-        ),
-        (
-            vec![
-                "selfplay",
-                "--model",
-                "random",
-                "--games",
-                "1",
-                "--out",
-                out,
-                "--variant",
-                "chess",
-            ],
-            "unknown variant",
-        ),
-        (
-            vec![
-                "selfplay",
-                "--model",
-                "random",
-                "--games",
-                "1",
-                "--out",
-                out,
-                "--openings",
-                "/nonexistent.epd",
-            ],
-            "nonexistent.epd",
-        ),
+        (random(&["--config", bad_config]), "visitz"),
+        (random(&["--variant", "chess"]), "unknown variant"),
+        (random(&["--openings", "/nonexistent.epd"]), "nonexistent.epd"),
     ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = atomzero(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
