@@ -13,7 +13,7 @@ use atomzero_nn::{
     DEFAULT_MAX_BATCH, DeviceKind, NetConfig, NetEvaluator, TrainBatch, TrainConfig, Trainer,
 };
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget};
-use atomzero_rules::{Game, Position, Variant};
+use atomzero_rules::{Game, MoveList, Position, Variant};
 use atomzero_selfplay::{Batching, Openings, SelfplayEvent};
 use atomzero_train::data::{HostBatch, build_batch};
 use clap::{Args, Subcommand, ValueEnum};
@@ -392,14 +392,23 @@ fn bench_tree(trees: usize, visits: u32, leaves: usize, moves: usize) -> Result<
     if trees == 0 || visits == 0 || leaves == 0 {
         bail!("--trees, --visits and --leaves must be positive");
     }
+    // The reference: legal-move generation alone, on a sample of the positions the trees
+    // expand (every node costs one generation besides its selection, play and backup). Timed
+    // right after each repetition, so both see the same moment of the machine.
+    let mut sample = Vec::new();
+    tree_run(trees, visits, leaves, moves, Some(&mut sample));
     let start = Instant::now();
     let mut runs: Vec<TreeRun> = Vec::new();
+    let mut movegen: Vec<f64> = Vec::new();
     while runs.len() < 3 || start.elapsed().as_secs_f64() < 1.5 {
-        runs.push(tree_run(trees, visits, leaves, moves));
+        runs.push(tree_run(trees, visits, leaves, moves, None));
+        movegen.push(movegen_run(&sample));
     }
     runs.sort_by(|a, b| a.nodes_per_sec().total_cmp(&b.nodes_per_sec()));
+    movegen.sort_by(f64::total_cmp);
     let median = &runs[runs.len() / 2];
     let best = &runs[runs.len() - 1];
+    let movegen = movegen[movegen.len() / 2];
     println!("bench selfplay (tree work alone, uniform evaluator, 1 thread)");
     println!(
         "  {trees} trees x {} moves x {visits} visits (tree reuse), {leaves} leaves/tree/round: \
@@ -418,10 +427,33 @@ fn bench_tree(trees: usize, visits: u32, leaves: usize, moves: usize) -> Result<
         100.0 * median.eval_secs / median.secs
     );
     println!(
+        "  reference, same run: legal-move generation alone on {} of these positions: median {:.0} \
+         positions/s; the tree work costs {:.2} generations' time per node",
+        sample.len(),
+        movegen,
+        movegen / median.nodes_per_sec()
+    );
+    println!(
         "  goal: >= 1,000,000 nodes/s per core ({:.2}x of goal)",
         median.nodes_per_sec() / 1e6
     );
     Ok(())
+}
+
+/// Legal-move generations per second over `positions` (passes repeated for at least 0.1 s).
+fn movegen_run(positions: &[Position]) -> f64 {
+    let mut list = MoveList::new();
+    let (mut generated, mut moves) = (0usize, 0usize);
+    let start = Instant::now();
+    while generated == 0 || start.elapsed().as_secs_f64() < 0.1 {
+        for pos in positions {
+            pos.legal_moves_into(&mut list);
+            moves += list.len();
+        }
+        generated += positions.len().max(1);
+    }
+    std::hint::black_box(moves);
+    generated as f64 / start.elapsed().as_secs_f64()
 }
 
 /// One repetition of [`bench_tree`].
@@ -439,7 +471,15 @@ impl TreeRun {
     }
 }
 
-fn tree_run(trees: usize, visits: u32, leaves: usize, moves: usize) -> TreeRun {
+/// One repetition of [`bench_tree`]; with `sample`, every 16th position sent to the evaluator
+/// is copied into it.
+fn tree_run(
+    trees: usize,
+    visits: u32,
+    leaves: usize,
+    moves: usize,
+    mut sample: Option<&mut Vec<Position>>,
+) -> TreeRun {
     let start = Instant::now();
     // (search, moves still to play, root visits when this move's search began)
     let mut searches: Vec<(Search, usize, u32)> = (0..trees)
@@ -488,6 +528,10 @@ fn tree_run(trees: usize, visits: u32, leaves: usize, moves: usize) -> TreeRun {
         }
         let requests: Vec<EvalRequest<'_>> =
             searches.iter().flat_map(|(s, ..)| s.pending().iter().map(|l| l.request())).collect();
+        if let Some(sample) = sample.as_deref_mut() {
+            let first = (16 - evaluated % 16) % 16;
+            sample.extend(requests.iter().skip(first as usize).step_by(16).map(|r| *r.position));
+        }
         let t = Instant::now();
         let evals = evaluator.evaluate(&requests);
         eval_secs += t.elapsed().as_secs_f64();

@@ -101,6 +101,35 @@ fn suite_reports_mismatches_with_a_failing_exit() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn bench_selfplay_prints_the_tree_work_beside_a_reference_from_the_same_run() {
+    let o = atomzero(&[
+        "bench", "selfplay", "--trees", "2", "--visits", "32", "--moves", "1", "--games", "0",
+    ]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{err}");
+    // A number following `before` on the line starting with `line`.
+    let number_after = |line: &str, before: &str| -> f64 {
+        let l = out.lines().find(|l| l.trim_start().starts_with(line)).expect(line);
+        let rest = &l[l.find(before).expect(before) + before.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let nodes_per_s = number_after("2 trees x 2 moves x 32 visits", "median ");
+    let positions = number_after("reference, same run:", "alone on ");
+    let movegen_per_s = number_after("reference, same run:", "median ");
+    let cost = number_after("reference, same run:", "costs ");
+    assert!(nodes_per_s > 0.0 && positions >= 1.0 && movegen_per_s > 0.0, "{out}");
+    assert!((cost - movegen_per_s / nodes_per_s).abs() < 0.01 * cost, "{out}");
+    assert!(out.contains("goal: >= 1,000,000 nodes/s per core"), "{out}");
+    let o = atomzero(&["bench", "selfplay", "--trees", "0"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--trees, --visits and --leaves must be positive"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("atomzero-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
