@@ -685,9 +685,9 @@ fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Resu
             moves: &moves[i],
         })
         .collect();
-    // Six half-second windows, each on every worker's thread at once: the best window is
-    // the reference, so a slow moment of the machine during the reference cannot push the
-    // utilisation above 100% (it can only make it lower).
+    // Six half-second windows, each on every worker's thread at once. The best window is the
+    // reference, so a slow moment of the machine while it is measured does not inflate the
+    // utilisation.
     let mut windows: Vec<f64> = (0..6)
         .map(|_| {
             let start = Instant::now();
