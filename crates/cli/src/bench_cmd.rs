@@ -225,17 +225,37 @@ fn infer_threads(
     threads: usize,
     seconds: f64,
 ) -> Result<f64> {
+    let calls_per_sec = calls_on_threads(
+        threads,
+        seconds,
+        2,
+        || (Workspace::new(), vec![0.0; batch * POLICY_SIZE], vec![0.0; batch * 3]),
+        |(workspace, policy, wdl)| net.forward_into(input, batch, workspace, policy, wdl),
+    )?;
+    Ok(calls_per_sec * batch as f64)
+}
+
+/// Calls per second, summed over `threads` threads that each make at least `min_calls` calls
+/// of `call` on their own state from `init`, and go on until `seconds` have passed.
+fn calls_on_threads<S, E>(
+    threads: usize,
+    seconds: f64,
+    min_calls: u64,
+    init: impl Fn() -> S + Sync,
+    call: impl Fn(&mut S) -> Result<(), E> + Sync,
+) -> Result<f64, E>
+where
+    E: Send,
+{
     let start = Instant::now();
-    let counts: Vec<Result<u64, atomzero_infer::InferError>> = std::thread::scope(|scope| {
+    let counts: Vec<Result<u64, E>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut workspace = Workspace::new();
-                    let mut policy = vec![0.0; batch * POLICY_SIZE];
-                    let mut wdl = vec![0.0; batch * 3];
+                    let mut state = init();
                     let mut calls = 0u64;
-                    while calls < 2 || start.elapsed().as_secs_f64() < seconds {
-                        net.forward_into(input, batch, &mut workspace, &mut policy, &mut wdl)?;
+                    while calls < min_calls || start.elapsed().as_secs_f64() < seconds {
+                        call(&mut state)?;
                         calls += 1;
                     }
                     Ok(calls)
@@ -249,7 +269,7 @@ fn infer_threads(
     for count in counts {
         calls += count?;
     }
-    Ok(calls as f64 * batch as f64 / elapsed)
+    Ok(calls as f64 / elapsed)
 }
 
 /// Training at batch 256 on Burn flex (forward, backward, AdamW): samples/s, with the share
@@ -688,27 +708,20 @@ fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Resu
     // Six half-second windows, each on every worker's thread at once. The best window is the
     // reference, so a slow moment of the machine while it is measured does not inflate the
     // utilisation.
-    let mut windows: Vec<f64> = (0..6)
-        .map(|_| {
-            let start = Instant::now();
-            let calls: u64 = std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut calls = 0u64;
-                            while calls < 1 || start.elapsed().as_secs_f64() < 0.5 {
-                                std::hint::black_box(evaluator.inner.evaluate(&requests));
-                                calls += 1;
-                            }
-                            calls
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
-            });
-            calls as f64 * batch as f64 / start.elapsed().as_secs_f64()
-        })
-        .collect();
+    let window = || {
+        calls_on_threads(
+            workers,
+            0.5,
+            1,
+            || (),
+            |_| {
+                std::hint::black_box(evaluator.inner.evaluate(&requests));
+                Ok::<(), std::convert::Infallible>(())
+            },
+        )
+        .map_or(0.0, |calls_per_sec| calls_per_sec * batch as f64)
+    };
+    let mut windows: Vec<f64> = (0..6).map(|_| window()).collect();
     windows.sort_by(f64::total_cmp);
     let (raw, median_window) = (windows[windows.len() - 1], windows[windows.len() / 2]);
     println!(
