@@ -252,12 +252,15 @@ impl Search {
         let first = self.edges.len();
         let norm = if sum > 0.0 && sum.is_finite() { 1.0 / sum } else { 0.0 };
         let uniform = 1.0 / leaf.moves.len().max(1) as f32;
-        if norm > 0.0 && eval.priors.len() == leaf.moves.len() {
-            let priors = eval.priors.iter().map(|&p| {
-                let p = p * norm;
-                if p.is_finite() { p } else { uniform }
-            });
-            self.edges.extend(&leaf.moves, priors);
+        // Highest prior first (stable: ties keep the legal-move order), so selection below
+        // the root can stop at the first unvisited edge.
+        let in_order = if norm > 0.0 && eval.priors.len() == leaf.moves.len() {
+            self.edges.extend_scaled(&leaf.moves, eval.priors, norm, uniform);
+            // Checked on the evaluator's priors, one contiguous `f32` slice (the rounding
+            // to `Prior` keeps their order; a sum that is finite and positive means they are
+            // all finite). Scaling keeps the order too unless an end overflows.
+            let ends = [eval.priors.first(), eval.priors.last()];
+            descending(eval.priors) && ends.into_iter().flatten().all(|p| (p * norm).is_finite())
         } else {
             // Priors missing or unusable (an evaluator breaking its contract).
             let priors = (0..leaf.moves.len()).map(|i| {
@@ -265,11 +268,10 @@ impl Search {
                 if norm > 0.0 && p.is_finite() { p } else { uniform }
             });
             self.edges.extend(&leaf.moves, priors);
-        }
-        // Highest prior first (stable: ties keep the legal-move order), so selection below
-        // the root can stop at the first unvisited edge.
+            false
+        };
         let range = first..self.edges.len();
-        if !highest_first(self.edges.priors(range.clone())) {
+        if !in_order {
             self.edges.sort_by_prior(range);
         }
         let node = &mut self.nodes[leaf.node as usize];
@@ -483,14 +485,15 @@ impl Search {
         let mut best_score = f32::NEG_INFINITY;
         let mut fresh = EdgeId::MAX;
         let mut fresh_prior = f32::NEG_INFINITY;
-        let priors = self.edges.priors(p.edges());
+        let edges = self.edges.packed(p.edges());
         let children = &self.nodes[p.children()];
         // The visited edges come first and the rest in descending order of prior: the edge
         // after the children (all visited: a child is created by the walk that visits it, and
         // `advance` keeps only visited ones) is the only unvisited one that can win.
         let unvisited = children.len();
-        for (i, (&prior, child)) in priors.iter().zip(children).enumerate() {
+        for (i, (edge, child)) in edges.iter().zip(children).enumerate() {
             debug_assert!(child.is_visited());
+            let prior = edge.prior.get();
             let e = p.first_edge + i as EdgeId;
             let in_tree = child.in_tree();
             // The common case first, as a plain branch (a `match` on `proven` compiles to a
@@ -518,7 +521,7 @@ impl Search {
                 best = e;
             }
         }
-        if let Some(&prior) = priors.get(unvisited)
+        if let Some(prior) = edges.get(unvisited).map(|e| e.prior.get())
             && prior > fresh_prior
         {
             fresh_prior = prior;
@@ -557,9 +560,8 @@ impl Search {
     fn prefetch_below(&self, id: NodeId) {
         let node = &self.nodes[id as usize];
         let first = node.first_edge as usize;
-        if let (Some(prior), Some(mv)) = (self.edges.prior_at(first), self.edges.move_at(first)) {
-            prefetch(prior);
-            prefetch(mv);
+        if let Some(edge) = self.edges.at(first) {
+            prefetch(edge);
         }
         if let Some(child) = self.nodes.get(node.first_child as usize) {
             prefetch(child);
@@ -675,8 +677,9 @@ impl Search {
         }
         let range = root.edges();
         let noise = self.rng.dirichlet(self.config.dirichlet_alpha as f64, range.len());
-        for (prior, n) in self.edges.priors_mut(range).iter_mut().zip(noise) {
-            *prior = (1.0 - eps) * *prior + eps * n;
+        for (e, n) in range.zip(noise) {
+            let prior = self.edges.get(e).prior;
+            self.edges.set_prior(e, (1.0 - eps) * prior + eps * n);
         }
     }
 
@@ -786,9 +789,9 @@ impl Search {
     fn root_child(&self, m: Move) -> NodeId {
         let root = &self.nodes[0];
         self.edges
-            .moves(root.edges())
+            .packed(root.edges())
             .iter()
-            .position(|&e| e == m)
+            .position(|e| e.mv == m)
             .map_or(NO_NODE, |i| root.child(i))
     }
 
@@ -932,20 +935,11 @@ pub struct ChildStats {
     pub proven: Proven,
 }
 
-/// Whether the priors are in descending order ([`f32::total_cmp`] order). One pass
-/// without early exit: the common answer is yes.
+/// Whether `priors` never increase. One pass without early exit (it vectorizes).
 #[inline]
-fn highest_first(priors: &[f32]) -> bool {
+fn descending(priors: &[f32]) -> bool {
     let Some(rest) = priors.get(1..) else { return true };
-    let pairs = priors.iter().zip(rest);
-    pairs.map(|(&a, &b)| u32::from(total_order_key(a) < total_order_key(b))).sum::<u32>() == 0
-}
-
-/// An integer that orders floats as [`f32::total_cmp`] does (the same transformation).
-#[inline]
-fn total_order_key(x: f32) -> i32 {
-    let bits = x.to_bits() as i32;
-    bits ^ (((bits >> 31) as u32) >> 1) as i32
+    priors.iter().zip(rest).map(|(&a, &b)| u32::from(a < b)).sum::<u32>() == 0
 }
 
 #[inline]
@@ -1091,29 +1085,6 @@ mod tests {
     }
 
     #[test]
-    fn total_order_key_agrees_with_total_cmp() {
-        let values = [
-            1.0f32,
-            0.5,
-            0.25,
-            0.0,
-            -0.0,
-            -0.5,
-            f32::MIN_POSITIVE,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            -1e-30,
-            3.0e38,
-        ];
-        for a in values {
-            for b in values {
-                let by_key = total_order_key(a).cmp(&total_order_key(b));
-                assert_eq!(by_key, a.total_cmp(&b), "{a} vs {b}");
-            }
-        }
-    }
-
-    #[test]
     fn tree_reuse_keeps_visited_children_first_when_it_drops_in_flight_visits() {
         let game = Game::new(Position::new(Variant::Atomic));
         let mut search = Search::new(&game, SearchConfig::default(), 3);
@@ -1209,8 +1180,8 @@ mod tests {
                 // follow in descending order of prior.
                 let children = &search.nodes[node.children()];
                 assert!(children.iter().all(Node::is_visited), "node {id}");
-                let rest = &search.edges.priors(node.edges())[children.len()..];
-                assert!(rest.windows(2).all(|w| w[0] >= w[1]), "node {id}");
+                let rest = &search.edges.packed(node.edges())[children.len()..];
+                assert!(rest.windows(2).all(|w| w[0].prior >= w[1].prior), "node {id}");
             }
             assert!(node.n_children <= node.child_capacity, "node {id}");
             assert!(node.child_capacity <= node.n_edges, "node {id}");
