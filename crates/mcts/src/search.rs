@@ -856,11 +856,12 @@ impl Search {
                 // The common case: the kept edges are already the first ones.
                 edges.extend_from(&self.edges, old_node.edges());
             } else {
-                let old_edges = self.edges.iter(old_node.edges()).enumerate();
-                for (_, edge) in old_edges.clone().filter(|&(i, _)| is_kept(i)) {
+                // Copied as stored (no decoding and encoding of the priors).
+                let old_edges = self.edges.packed(old_node.edges()).iter().enumerate();
+                for (_, &edge) in old_edges.clone().filter(|&(i, _)| is_kept(i)) {
                     edges.push(edge);
                 }
-                for (_, edge) in old_edges.filter(|&(i, _)| !is_kept(i)) {
+                for (_, &edge) in old_edges.filter(|&(i, _)| !is_kept(i)) {
                     edges.push(edge);
                 }
             }

@@ -95,14 +95,6 @@ pub struct Edge {
     pub mv: Move,
 }
 
-impl Edge {
-    /// An edge.
-    #[inline]
-    pub fn new(mv: Move, prior: f32) -> Edge {
-        Edge { prior, mv }
-    }
-}
-
 /// A prior probability in 16 bits (lc0's `Edge::p_` format): the bits of an `f32` in
 /// [0, 2) keep 11 bits of mantissa (rounded to nearest) and a 5-bit exponent, so priors down
 /// to 2^-31 keep a relative precision of 2^-12. Decoding is a shift, an or and a move; the
@@ -222,8 +214,8 @@ impl Edges {
 
     /// Appends an edge.
     #[inline]
-    pub fn push(&mut self, edge: Edge) {
-        self.edges.push(PackedEdge { prior: Prior::new(edge.prior), mv: edge.mv });
+    pub fn push(&mut self, edge: PackedEdge) {
+        self.edges.push(edge);
     }
 
     /// Appends an edge per move of `moves` with the priors `priors` yields (one per move).
@@ -427,7 +419,7 @@ mod tests {
         use atomzero_rules::Position;
         let moves = Position::default().legal_moves();
         let mut edges = Edges::default();
-        edges.push(Edge::new(moves[0], 1.5));
+        edges.push(PackedEdge { prior: Prior::new(1.5), mv: moves[0] });
         // 0.25 and 0.2500001 round to the same prior: a tie, as 0.0 and -0.0 are.
         let priors = [0.25, 0.5, 0.250_000_1, 0.0, -0.0, 0.5, 1.0];
         edges.extend(&moves[1..8], priors.iter().copied());
