@@ -135,4 +135,8 @@ impl Evaluator for InferEvaluator {
     fn name(&self) -> String {
         self.name.clone()
     }
+
+    fn computes_on_calling_thread(&self) -> bool {
+        true
+    }
 }

@@ -174,6 +174,14 @@ pub trait Evaluator {
     fn name(&self) -> String {
         "evaluator".to_string()
     }
+
+    /// Whether `evaluate` does its work on the calling thread (a network on the CPU), so that a
+    /// batch split across idle threads finishes sooner. False by default: for an evaluator that
+    /// hands the work elsewhere (a GPU, a batch shared between threads), or one too cheap to
+    /// be worth splitting.
+    fn computes_on_calling_thread(&self) -> bool {
+        false
+    }
 }
 
 impl<E: Evaluator + ?Sized> Evaluator for &E {
@@ -182,6 +190,9 @@ impl<E: Evaluator + ?Sized> Evaluator for &E {
     }
     fn name(&self) -> String {
         (**self).name()
+    }
+    fn computes_on_calling_thread(&self) -> bool {
+        (**self).computes_on_calling_thread()
     }
 }
 

@@ -1,11 +1,16 @@
 //! The self-play loop: workers on a rayon pool, each playing `games_per_worker` games at once
 //! and evaluating all their leaves in one batch per round (its own, or with `batching =
 //! "shared"` one for all the workers: [`crate::batcher`]).
+//!
+//! At the end of a run the workers run out of games one by one. With their own batches on a
+//! CPU network, a worker that has stopped leaves its core to the others: they split each batch
+//! into one part per thread ([`Helped`]), which the stopped workers' threads take (rayon's work
+//! stealing), instead of leaving that core idle while the last long games finish.
 
 use crate::batcher::SharedBatcher;
 use crate::config::{Batching, SelfplayConfig};
 use crate::openings::Openings;
-use atomzero_mcts::{EvalRequest, Evaluator, Proven, Rng, Search};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Proven, Rng, Search};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
 use atomzero_rules::{CastlingMode, Color, Game, PgnGame, Position, Setup, Variant};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -164,6 +169,51 @@ struct Shared<'a> {
     n_games: usize,
     next_game: AtomicUsize,
     stop: AtomicBool,
+    /// Workers started.
+    workers: usize,
+    /// Workers still playing (the others' threads are free to help).
+    playing: AtomicUsize,
+}
+
+/// A worker's own evaluator: while some workers have stopped (no games left), each batch is
+/// split into one part per free thread plus one, evaluated in parallel on the pool, and the
+/// results joined in order. Only for evaluators that compute on the calling thread.
+struct Helped<'a, E: ?Sized> {
+    inner: &'a E,
+    shared: &'a Shared<'a>,
+}
+
+impl<E: Evaluator + Sync + ?Sized> Evaluator for Helped<'_, E> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let free = self.shared.workers.saturating_sub(self.shared.playing.load(Ordering::Relaxed));
+        let parts = if free > 0 && self.inner.computes_on_calling_thread() { 1 + free } else { 1 };
+        evaluate_in_parts(self.inner, requests, parts)
+    }
+
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+}
+
+/// `requests` evaluated as up to `parts` consecutive parts of near-equal size, in parallel
+/// (`rayon::join`: a part nobody takes is run by the calling thread), joined in order.
+fn evaluate_in_parts<E: Evaluator + Sync + ?Sized>(
+    evaluator: &E,
+    requests: &[EvalRequest<'_>],
+    parts: usize,
+) -> Evaluations {
+    let parts = parts.min(requests.len());
+    if parts <= 1 {
+        return evaluator.evaluate(requests);
+    }
+    let left_parts = parts / 2;
+    let (left, right) = requests.split_at(requests.len() * left_parts / parts);
+    let (mut out, right) = rayon::join(
+        || evaluate_in_parts(evaluator, left, left_parts),
+        || evaluate_in_parts(evaluator, right, parts - left_parts),
+    );
+    out.append(&right);
+    out
 }
 
 /// One worker's loop, evaluating through `evaluator` (the shared evaluator itself, or the
@@ -248,13 +298,16 @@ fn worker<E: Evaluator + ?Sized>(
             break;
         }
     }
+    shared.playing.fetch_sub(1, Ordering::Relaxed);
     let _ = tx.send(SelfplayEvent::Batches { batches, positions });
 }
 
 /// Plays `n_games` games with `evaluator` and hands every event to `on_event` on the calling
 /// thread; `on_event` returning `false` stops self-play (games in progress are abandoned).
 /// Games are seeded by `seed` and their index, so a game's moves do not depend on the thread
-/// that played it.
+/// that played it, nor on how leaves were batched, as long as an evaluation does not depend on
+/// the batch it is in (atomzero-infer's differ in the last bits between batches of up to four
+/// positions, which it convolves directly, and larger ones, which go through Winograd).
 #[allow(clippy::too_many_arguments)]
 pub fn run<E: Evaluator + Sync + ?Sized>(
     evaluator: &E,
@@ -281,6 +334,8 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
         n_games,
         next_game: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
+        workers,
+        playing: AtomicUsize::new(workers),
     };
     let (tx, rx) = mpsc::channel();
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(workers).build() {
@@ -309,7 +364,9 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
                 for member in members {
                     let tx = tx.clone();
                     match member {
-                        None => s.spawn(move |_| worker(shared, evaluator, tx)),
+                        None => s.spawn(move |_| {
+                            worker(shared, &Helped { inner: evaluator, shared }, tx)
+                        }),
                         Some(member) => s.spawn(move |_| worker(shared, &member, tx)),
                     }
                 }
@@ -341,4 +398,84 @@ pub fn record_to_pgn(record: &GameRecord) -> Option<PgnGame> {
     .to_string();
     pgn.set_tag("Termination", record.reason.description());
     Some(pgn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomzero_mcts::RandomEvaluator;
+    use std::sync::Mutex;
+
+    /// A position-wise evaluator that records the size of every call.
+    struct Recording {
+        on_calling_thread: bool,
+        sizes: Mutex<Vec<usize>>,
+    }
+
+    impl Evaluator for Recording {
+        fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+            self.sizes.lock().unwrap().push(requests.len());
+            RandomEvaluator { seed: 5 }.evaluate(requests)
+        }
+
+        fn computes_on_calling_thread(&self) -> bool {
+            self.on_calling_thread
+        }
+    }
+
+    #[test]
+    fn stopped_workers_take_parts_of_the_batch_and_the_results_keep_their_order() {
+        let mut positions = Vec::new();
+        let mut pos = Position::new(Variant::Atomic);
+        for i in 0..23 {
+            positions.push(pos);
+            let moves = pos.legal_moves();
+            pos.play_unchecked(moves[(i * 7) % moves.len()]);
+        }
+        let moves: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
+        let requests: Vec<EvalRequest<'_>> = positions
+            .iter()
+            .zip(&moves)
+            .map(|(position, moves)| EvalRequest { position, history: &[], repetitions: 0, moves })
+            .collect();
+        let expected = RandomEvaluator { seed: 5 }.evaluate(&requests);
+        let config = SelfplayConfig::default();
+        let openings = Openings::RandomPlies(0);
+        for (workers, playing, on_calling_thread, n, parts) in [
+            // Everybody still playing: one call.
+            (2, 2, true, 23, vec![23]),
+            // One of two stopped: two halves.
+            (2, 1, true, 23, vec![11, 12]),
+            // Three of four stopped: four parts.
+            (4, 1, true, 23, vec![5, 6, 6, 6]),
+            // Never more parts than positions.
+            (4, 1, true, 2, vec![1, 1]),
+            (4, 1, true, 1, vec![1]),
+            (4, 1, true, 0, vec![0]),
+            // An evaluator that does not compute on the calling thread is never split.
+            (2, 1, false, 23, vec![23]),
+        ] {
+            let shared = Shared {
+                config: &config,
+                variant: Variant::Atomic,
+                openings: &openings,
+                history: 0,
+                seed: 0,
+                n_games: 0,
+                next_game: AtomicUsize::new(0),
+                stop: AtomicBool::new(false),
+                workers,
+                playing: AtomicUsize::new(playing),
+            };
+            let inner = Recording { on_calling_thread, sizes: Mutex::new(Vec::new()) };
+            let out = Helped { inner: &inner, shared: &shared }.evaluate(&requests[..n]);
+            let mut sizes = inner.sizes.into_inner().unwrap();
+            sizes.sort_unstable();
+            assert_eq!(sizes, parts, "{workers} workers, {playing} playing, {n} positions");
+            assert_eq!(out.len(), n);
+            for (got, want) in out.iter().zip(&expected) {
+                assert_eq!(got, want);
+            }
+        }
+    }
 }

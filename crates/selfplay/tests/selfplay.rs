@@ -2,7 +2,7 @@
 //! consistent, targets appear at the configured rate, resignation and max length work, and the
 //! same seed gives the same games.
 
-use atomzero_mcts::{RandomEvaluator, UniformEvaluator};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, RandomEvaluator, UniformEvaluator};
 use atomzero_replay::{EndReason, GameRecord};
 use atomzero_rules::{PgnGame, Variant, read_pgn};
 use atomzero_selfplay::{Batching, Openings, SelfplayConfig, SelfplayEvent, record_to_pgn, run};
@@ -20,23 +20,24 @@ fn small_config() -> SelfplayConfig {
 }
 
 fn play(config: &SelfplayConfig, variant: Variant, n: usize, seed: u64) -> Vec<GameRecord> {
+    play_with(&RandomEvaluator { seed: 1 }, config, variant, n, seed)
+}
+
+fn play_with(
+    evaluator: &(impl Evaluator + Sync),
+    config: &SelfplayConfig,
+    variant: Variant,
+    n: usize,
+    seed: u64,
+) -> Vec<GameRecord> {
     let mut games = Vec::new();
-    run(
-        &RandomEvaluator { seed: 1 },
-        config,
-        variant,
-        &Openings::RandomPlies(2),
-        n,
-        0,
-        seed,
-        |event| {
-            if let SelfplayEvent::Game(record, stats) = event {
-                assert_eq!(stats.plies, record.moves.len());
-                games.push((stats.index, *record));
-            }
-            true
-        },
-    );
+    run(evaluator, config, variant, &Openings::RandomPlies(2), n, 0, seed, |event| {
+        if let SelfplayEvent::Game(record, stats) = event {
+            assert_eq!(stats.plies, record.moves.len());
+            games.push((stats.index, *record));
+        }
+        true
+    });
     games.sort_by_key(|(i, _)| *i);
     games.into_iter().map(|(_, g)| g).collect()
 }
@@ -91,6 +92,37 @@ fn same_seed_same_games_whatever_the_threads() {
     }
     let c = play(&small_config(), Variant::Atomic, 6, 8);
     assert_ne!(a, c);
+}
+
+/// [`RandomEvaluator`] claiming to compute on the calling thread, so that self-play splits its
+/// batches across the threads of workers that have run out of games.
+struct Splittable(RandomEvaluator);
+
+impl Evaluator for Splittable {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        self.0.evaluate(requests)
+    }
+
+    fn computes_on_calling_thread(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn batches_split_across_stopped_workers_play_the_same_games() {
+    // Games of very different lengths (5 to 57 plies), so that workers run out of games at
+    // different times and the last ones split their batches. A game's moves must not change.
+    let mut config = small_config();
+    config.threads = 3;
+    config.games_per_worker = 1;
+    let split = play_with(&Splittable(RandomEvaluator { seed: 1 }), &config, Variant::Atomic, 7, 5);
+    config.threads = 1;
+    let alone = play(&config, Variant::Atomic, 7, 5);
+    assert_eq!(split.len(), 7);
+    let lengths = split.iter().map(|g| g.moves.len());
+    let (shortest, longest) = (lengths.clone().min().unwrap(), lengths.max().unwrap());
+    assert!(longest >= 4 * shortest, "{shortest} to {longest} plies");
+    assert_eq!(split, alone);
 }
 
 #[test]
