@@ -570,37 +570,62 @@ fn tree_run(
 }
 
 /// An evaluator that counts its calls, positions and the time spent inside them (summed over
-/// threads).
+/// threads). With `paired`, every call is followed by the same call again, timed apart: raw
+/// inference of the very same batch at the same moment of the machine.
 struct TimedEvaluator<E> {
     inner: E,
+    paired: bool,
     calls: AtomicU64,
     positions: AtomicU64,
     busy_nanos: AtomicU64,
+    raw_nanos: AtomicU64,
+}
+
+impl<E> TimedEvaluator<E> {
+    fn new(inner: E, paired: bool) -> TimedEvaluator<E> {
+        TimedEvaluator {
+            inner,
+            paired,
+            calls: AtomicU64::new(0),
+            positions: AtomicU64::new(0),
+            busy_nanos: AtomicU64::new(0),
+            raw_nanos: AtomicU64::new(0),
+        }
+    }
 }
 
 impl<E: Evaluator> Evaluator for TimedEvaluator<E> {
     fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let nanos = |t: Instant| u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let t = Instant::now();
         let out = self.inner.evaluate(requests);
-        let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.busy_nanos.fetch_add(nanos(t), Ordering::Relaxed);
         self.calls.fetch_add(1, Ordering::Relaxed);
         self.positions.fetch_add(requests.len() as u64, Ordering::Relaxed);
+        if self.paired {
+            let t = Instant::now();
+            std::hint::black_box(self.inner.evaluate(requests));
+            self.raw_nanos.fetch_add(nanos(t), Ordering::Relaxed);
+        }
         out
     }
 
     fn name(&self) -> String {
         self.inner.name()
     }
+
+    fn computes_on_calling_thread(&self) -> bool {
+        self.inner.computes_on_calling_thread()
+    }
 }
 
 /// Self-play as `atomzero selfplay` runs it (the config's `[selfplay]` section with
 /// `batching`, one worker per core; the config's device: atomzero-infer on the CPU, Burn on a
-/// GPU) with a randomly initialised net
-/// of the config's architecture, then the same evaluator on ready-made batches of the mean
-/// self-play batch size on as many threads: the network's throughput inside self-play over
-/// its raw throughput is the share of the network's capacity that self-play uses. Returns the
-/// evaluations per second inside self-play.
+/// GPU) with a randomly initialised net of the config's architecture: positions/s and the
+/// share of the time the network is busy. Then the same games again with every batch
+/// evaluated twice, the second time as the reference (raw inference of the same batch at the
+/// same moment): how fast the network runs inside self-play. Returns the evaluations per
+/// second inside self-play.
 fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Result<f64> {
     let variant = config.variant()?;
     let kind = config.device()?;
@@ -615,12 +640,6 @@ fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Resu
             (Box::new(NetEvaluator::new(&net, &device, DEFAULT_MAX_BATCH)), format!("Burn {gpu}"))
         }
     };
-    let evaluator = TimedEvaluator {
-        inner: &*network,
-        calls: AtomicU64::new(0),
-        positions: AtomicU64::new(0),
-        busy_nanos: AtomicU64::new(0),
-    };
     let sp = &atomzero_selfplay::SelfplayConfig { batching, ..config.selfplay.clone() };
     let threads = if sp.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -629,28 +648,35 @@ fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Resu
     };
     let workers = threads.min(games.div_ceil(sp.games_per_worker.max(1))).max(1);
     let openings = Openings::RandomPlies(sp.random_opening_plies);
-    let (mut finished, mut plies) = (0usize, 0usize);
-    let start = Instant::now();
-    atomzero_selfplay::run(
-        &evaluator,
-        sp,
-        variant,
-        &openings,
-        games,
-        config.net.encoder.history,
-        config.seed,
-        |event| {
-            if let SelfplayEvent::Game(_, stats) = event {
-                finished += 1;
-                plies += stats.plies;
-            }
-            true
-        },
-    );
-    let wall = start.elapsed().as_secs_f64();
+    // Self-play through `evaluator`: (games, positions, wall seconds).
+    let play = |evaluator: &TimedEvaluator<&(dyn Evaluator + Send + Sync)>| {
+        let (mut finished, mut plies) = (0usize, 0usize);
+        let start = Instant::now();
+        atomzero_selfplay::run(
+            evaluator,
+            sp,
+            variant,
+            &openings,
+            games,
+            config.net.encoder.history,
+            config.seed,
+            |event| {
+                if let SelfplayEvent::Game(_, stats) = event {
+                    finished += 1;
+                    plies += stats.plies;
+                }
+                true
+            },
+        );
+        (finished, plies, start.elapsed().as_secs_f64())
+    };
+    let seconds = |nanos: &AtomicU64| nanos.load(Ordering::Relaxed) as f64 / 1e9;
+
+    let evaluator = TimedEvaluator::new(&*network, false);
+    let (finished, plies, wall) = play(&evaluator);
     let calls = evaluator.calls.load(Ordering::Relaxed).max(1);
     let evaluated = evaluator.positions.load(Ordering::Relaxed);
-    let busy = evaluator.busy_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+    let busy = seconds(&evaluator.busy_nanos) / (wall * workers as f64);
     let mean_batch = evaluated as f64 / calls as f64;
     let inside = evaluated as f64 / wall;
     println!(
@@ -673,65 +699,26 @@ fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Resu
     );
     // Per-worker batches run on every worker's thread at once; a shared batch runs on one
     // thread at a time while the other workers wait.
+    println!("  network busy (time inside evaluate / wall time x workers): {:.1}%", 100.0 * busy);
+
+    let paired = TimedEvaluator::new(&*network, true);
+    play(&paired);
+    let (inside_secs, raw_secs) = (seconds(&paired.busy_nanos), seconds(&paired.raw_nanos));
+    let speed = raw_secs / inside_secs.max(1e-9);
     println!(
-        "  network busy (time inside evaluate / wall time x workers): {:.1}%",
-        100.0 * busy / (wall * workers as f64)
-    );
-    // The reference: the same evaluator on ready-made requests of the mean batch size.
-    let batch = (mean_batch.round() as usize).max(1);
-    let mut rng = Rng::new(3);
-    let mut positions: Vec<Position> = Vec::new();
-    while positions.len() < 512 {
-        let mut pos = Position::new(variant);
-        for _ in 0..60 {
-            let legal = pos.legal_moves();
-            if pos.outcome().is_some() || legal.is_empty() {
-                break;
-            }
-            positions.push(pos);
-            pos.play_unchecked(legal[rng.below(legal.len())]);
-        }
-    }
-    if positions.is_empty() {
-        bail!("no positions for the inference reference");
-    }
-    let moves: Vec<Vec<atomzero_rules::Move>> =
-        (0..batch).map(|i| positions[(i * 7) % positions.len()].legal_moves().to_vec()).collect();
-    let requests: Vec<EvalRequest<'_>> = (0..batch)
-        .map(|i| EvalRequest {
-            position: &positions[(i * 7) % positions.len()],
-            history: &[],
-            repetitions: 0,
-            moves: &moves[i],
-        })
-        .collect();
-    // Six half-second windows, each on every worker's thread at once. The best window is the
-    // reference, so a slow moment of the machine while it is measured does not inflate the
-    // utilisation.
-    let window = || {
-        calls_on_threads(
-            workers,
-            0.5,
-            1,
-            || (),
-            |_| {
-                std::hint::black_box(evaluator.inner.evaluate(&requests));
-                Ok::<(), std::convert::Infallible>(())
-            },
-        )
-        .map_or(0.0, |calls_per_sec| calls_per_sec * batch as f64)
-    };
-    let mut windows: Vec<f64> = (0..6).map(|_| window()).collect();
-    windows.sort_by(f64::total_cmp);
-    let (raw, median_window) = (windows[windows.len() - 1], windows[windows.len() / 2]);
-    println!(
-        "  raw batched inference, same evaluator (encode + forward + priors), {workers} threads x \
-         batch {batch}: {raw:.0} evaluations/s (best of 6 half-second windows; median \
-         {median_window:.0})"
+        "  reference: the same games again, every batch evaluated a second time right after its \
+         call (raw inference of the same batch at the same moment): {:.2} s raw for {:.2} s \
+         inside self-play ({} batches): {:.1}% of raw speed",
+        raw_secs,
+        inside_secs,
+        paired.calls.load(Ordering::Relaxed),
+        100.0 * speed
     );
     println!(
-        "  network utilisation in self-play: {inside:.0} / {raw:.0} = {:.1}% (goal >= 90%)",
-        100.0 * inside / raw
+        "  network utilisation in self-play: {:.1}% busy x {:.1}% of raw speed = {:.1}% (goal >= 90%)",
+        100.0 * busy,
+        100.0 * speed,
+        100.0 * busy * speed
     );
     Ok(inside)
 }

@@ -121,6 +121,41 @@ fn bench_selfplay_prints_the_tree_work_beside_a_reference_from_the_same_run() {
     assert!(nodes_per_s > 0.0 && positions >= 1.0 && movegen_per_s > 0.0, "{out}");
     assert!((cost - movegen_per_s / nodes_per_s).abs() < 0.01 * cost, "{out}");
     assert!(out.contains("goal: >= 1,000,000 nodes/s per core"), "{out}");
+
+    // Self-play with the tiny net: the utilisation is the busy share times the speed against
+    // the same batches evaluated again, and both are shares.
+    let o = atomzero(&[
+        "bench",
+        "selfplay",
+        "--trees",
+        "1",
+        "--visits",
+        "8",
+        "--moves",
+        "0",
+        "--games",
+        "6",
+        "--batching",
+        "worker",
+    ]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{err}");
+    let number_after = |line: &str, before: &str| -> f64 {
+        let l = out.lines().find(|l| l.trim_start().starts_with(line)).expect(line);
+        let rest = &l[l.find(before).expect(before) + before.len()..];
+        rest.split(|c: char| c.is_whitespace() || c == '%').next().unwrap().parse().unwrap()
+    };
+    assert!(out.contains("6 games, "), "{out}");
+    let busy = number_after("network busy", "workers): ");
+    let raw = number_after("reference: the same games again", "same moment): ");
+    let inside = number_after("reference: the same games again", "s raw for ");
+    let speed = number_after("reference: the same games again", "batches): ");
+    let utilisation = number_after("network utilisation in self-play:", "speed = ");
+    assert!(busy > 0.0 && busy <= 100.0 && raw > 0.0 && inside > 0.0, "{out}");
+    // The seconds are printed to 0.01 s, the shares to 0.1%.
+    let rounding = 100.0 * raw / inside * (0.005 / raw + 0.005 / inside) + 0.05;
+    assert!((speed - 100.0 * raw / inside).abs() <= rounding, "{out}");
+    assert!((utilisation - busy * speed / 100.0).abs() <= 0.15, "{out}");
     let o = atomzero(&["bench", "selfplay", "--trees", "0"]);
     assert!(!o.status.success());
     assert!(
