@@ -74,6 +74,7 @@ fn shards_round_trip() {
         EndReason::from_code(EndReason::Rules(Termination::BoardCleared).code()),
         Some(EndReason::Rules(Termination::BoardCleared))
     );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -106,6 +107,7 @@ fn corrupt_and_truncated_shards_are_reported_and_skipped() {
         std::fs::write(dir.join("cut.shard"), &good[..cut]).unwrap();
         assert!(read_shard(&dir.join("cut.shard")).is_err());
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -144,4 +146,6 @@ fn window_keeps_the_newest_targets_and_replays_positions() {
     let empty = temp_dir("empty");
     let err = ReplayWindow::load(&empty, 10).unwrap_err().to_string();
     assert!(err.contains("no training data"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&empty).unwrap();
 }

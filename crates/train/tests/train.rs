@@ -221,4 +221,5 @@ fn regression_checkpoint_keeps_batchnorm_running_statistics() {
     let (x, y) = (outputs(&a.net), outputs(&b.net));
     let max_diff = x.iter().zip(&y).map(|(p, q)| (p - q).abs()).fold(0.0f32, f32::max);
     assert!(max_diff < 1e-6, "reload differs by {max_diff}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
