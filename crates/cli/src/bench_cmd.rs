@@ -32,7 +32,7 @@ pub struct BenchArgs {
 enum BenchWhat {
     /// Search speed: tree work alone with a uniform evaluator (nodes/s on one core), then
     /// self-play with a (randomly initialised) net of the config: positions/s, and how busy the
-    /// network is compared with raw batched inference at the same batch size.
+    /// network is compared with raw batched inference of the same batches.
     Selfplay {
         /// Concurrent trees driven by the one thread.
         #[arg(long, default_value_t = 64)]
