@@ -69,24 +69,28 @@ impl Position {
             Color::White => (1, 1, 7),
             Color::Black => (-1, 6, 0),
         };
+        let step = |sq: Square| Square::from_index_masked((sq.index() as i32 + 8 * forward) as u32);
         for from in pawns {
             for to in attacks::pawn_attacks(us, from) & their {
                 self.pawn_moves(moves, &ctx, from, to, last_rank, false);
             }
-            if let Some(to) = from.offset(0, forward)
+            let free = free_from.contains(from);
+            if free && from.rank().index() != last_rank ^ 1 {
+                // A free pawn that does not promote: both pushes decided without a branch
+                // (whether the pawn is blocked mispredicted often). `to2` is only meaningful
+                // on the start rank.
+                let (to, to2) = (step(from), step(step(from)));
+                let single = !occ.contains(to);
+                let double = single & (from.rank().index() == start_rank) & !occ.contains(to2);
+                moves.push_if(Move::new(from, to, MoveKind::Normal), single);
+                moves.push_if(Move::new(from, to2, MoveKind::DoublePush), double);
+            } else if let Some(to) = from.offset(0, forward)
                 && !occ.contains(to)
             {
-                let free = free_from.contains(from);
                 self.pawn_moves(moves, &ctx, from, to, last_rank, free);
-                // The double push, decided without a branch for a free pawn (the branch
-                // mispredicted a third of the time): `to2` is only meaningful on the start rank.
-                let to2 = Square::from_index_masked((to.index() as i32 + 8 * forward) as u32);
-                let double = (from.rank().index() == start_rank) & !occ.contains(to2);
-                let m = Move::new(from, to2, MoveKind::DoublePush);
-                if free {
-                    moves.push_if(m, double);
-                } else if double {
-                    self.add(moves, &ctx, m, false);
+                let to2 = step(to);
+                if from.rank().index() == start_rank && !occ.contains(to2) {
+                    self.add(moves, &ctx, Move::new(from, to2, MoveKind::DoublePush), false);
                 }
             }
         }
@@ -128,9 +132,12 @@ impl Position {
         to_squares: Bitboard,
     ) {
         let occ = self.board.occupied();
-        let free = free_from.contains(from);
-        for to in to_squares & !occ {
-            self.add(moves, ctx, Move::new(from, to, MoveKind::Normal), free);
+        if free_from.contains(from) {
+            moves.push_targets(Move::base_bits(from, MoveKind::Normal), to_squares & !occ);
+        } else {
+            for to in to_squares & !occ {
+                self.add(moves, ctx, Move::new(from, to, MoveKind::Normal), false);
+            }
         }
         for to in to_squares & occ {
             self.add(moves, ctx, Move::new(from, to, MoveKind::Normal), false);

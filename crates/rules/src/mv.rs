@@ -1,5 +1,6 @@
 //! Moves, and a fixed-capacity list of them.
 
+use crate::bitboard::Bitboard;
 use crate::role::Role;
 use crate::square::Square;
 use std::fmt;
@@ -41,6 +42,13 @@ impl Move {
     #[inline]
     pub const fn new(from: Square, to: Square, kind: MoveKind) -> Move {
         Move((from.index() as u16) | ((to.index() as u16) << 6) | ((kind as u16) << 12))
+    }
+
+    /// The bits of a move from `from` of `kind` without its destination (for
+    /// [`MoveWriter::push_targets`]).
+    #[inline]
+    pub(crate) const fn base_bits(from: Square, kind: MoveKind) -> u16 {
+        (from.index() as u16) | ((kind as u16) << 12)
     }
 
     /// The origin square (the king's for castling).
@@ -211,6 +219,38 @@ impl<'a> MoveWriter<'a> {
         }
     }
 
+    /// Appends a move to every square of `targets` (lowest first): `base` with the square in
+    /// the `to` bits. Four moves are written per step whatever the set holds (the slots past
+    /// its end are scratch: the length only grows by the set's size), so a piece with up to
+    /// four targets costs one predictable step and an empty set costs no branch. A loop per
+    /// square mispredicted its exit once per piece.
+    #[inline(always)]
+    pub fn push_targets(&mut self, base: u16, targets: Bitboard) {
+        const STEP: usize = 4;
+        let mut bits = targets.0;
+        let mut at = self.len;
+        loop {
+            let Some(slots) = self.list.moves.get_mut(at..at + STEP) else {
+                // Near the end of the list (never for a real position): one at a time, after
+                // the full steps written so far.
+                self.len = at;
+                for sq in Bitboard(bits) {
+                    self.push(Move(base | ((sq.index() as u16) << 6)));
+                }
+                return;
+            };
+            for slot in slots {
+                *slot = Move(base | (((bits.trailing_zeros() & 63) as u16) << 6));
+                bits &= bits.wrapping_sub(1);
+            }
+            at += STEP;
+            if bits == 0 {
+                break;
+            }
+        }
+        self.len += targets.count() as usize;
+    }
+
     /// Stores the length and hands the list back.
     #[inline(always)]
     pub fn finish(self) -> &'a mut MoveList {
@@ -244,5 +284,47 @@ impl<'a> IntoIterator for &'a MoveList {
     type IntoIter = std::slice::Iter<'a, Move>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The moves `push_targets` must write: one per square, lowest first.
+    fn expected(base: u16, targets: Bitboard) -> Vec<Move> {
+        targets.into_iter().map(|sq| Move(base | ((sq.index() as u16) << 6))).collect()
+    }
+
+    #[test]
+    fn bulk_pushes_write_one_move_per_target_in_order_and_nothing_else() {
+        let base = Move::base_bits(Square::D4, MoveKind::Normal);
+        let sets = [0u64, 1, 0x8000_0000_0000_0000, 0b1011, 0b11111, 0xFF00_0000_00FF_0001, !0];
+        for bits in sets {
+            let mut list = MoveList::new();
+            list.push(Move::new(Square::A1, Square::A2, MoveKind::Normal));
+            let mut writer = MoveWriter::new(&mut list);
+            writer.push_targets(base, Bitboard(bits));
+            let list = writer.finish();
+            assert_eq!(list.len(), 1 + bits.count_ones() as usize, "{bits:#x}");
+            assert_eq!(list[1..], expected(base, Bitboard(bits))[..], "{bits:#x}");
+        }
+    }
+
+    #[test]
+    fn bulk_pushes_near_the_end_of_the_list_keep_every_move_that_fits() {
+        // From MAX_MOVES - 6 on, a step of four fits once, then the last two go one at a time.
+        let base = Move::base_bits(Square::H8, MoveKind::Normal);
+        let targets = Bitboard(0x0000_0003_0000_0F00);
+        let mut list = MoveList::new();
+        let filler = Move::new(Square::A1, Square::A2, MoveKind::Normal);
+        let mut writer = MoveWriter::new(&mut list);
+        for _ in 0..MAX_MOVES - 6 {
+            writer.push(filler);
+        }
+        writer.push_targets(base, targets);
+        let list = writer.finish();
+        assert_eq!(list.len(), MAX_MOVES);
+        assert_eq!(list[MAX_MOVES - 6..], expected(base, targets)[..]);
     }
 }
