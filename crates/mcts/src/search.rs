@@ -99,6 +99,10 @@ pub struct Search {
     /// The selection inputs of the root's children, one per root edge in edge order (none
     /// while the root is not expanded); see [`crate::root`].
     root_children: RootInputs,
+    /// The position after each root edge's move, in edge order (none while the root is not
+    /// expanded): every walk starts with a root move, and copying its result is cheaper than
+    /// playing it again.
+    root_positions: Vec<Position>,
 }
 
 impl Search {
@@ -136,6 +140,7 @@ impl Search {
             scratch: None,
             spare: (Vec::new(), Edges::default()),
             root_children: RootInputs::default(),
+            root_positions: Vec::new(),
         }
     }
 
@@ -393,7 +398,10 @@ impl Search {
                         path_positions.push(pos);
                     }
                     path_hashes.push(pos.hash());
-                    pos.play_unchecked(mv);
+                    match self.root_positions.get(i) {
+                        Some(after) if id == 0 => pos = *after,
+                        _ => pos.play_unchecked(mv),
+                    }
                     path.push(child);
                     id = child;
                 }
@@ -905,6 +913,17 @@ impl Search {
                 .map(|(e, c)| RootChild::new(e.prior, c, virtual_loss)),
         );
         self.root_children = inputs;
+        let mut positions = std::mem::take(&mut self.root_positions);
+        positions.clear();
+        if expanded {
+            let root = &self.nodes[0];
+            positions.extend(self.edges.iter(root.edges()).map(|e| {
+                let mut pos = self.root_position;
+                pos.play_unchecked(e.mv);
+                pos
+            }));
+        }
+        self.root_positions = positions;
     }
 
     /// Recomputes the selection inputs of root child `id` (nothing for another node).
@@ -1124,6 +1143,43 @@ mod tests {
         assert!(d0 > 0);
         assert_eq!(kids[d0].1, NO_NODE);
         check_selection(&search);
+    }
+
+    #[test]
+    fn leaves_hold_the_positions_their_paths_lead_to_across_tree_reuse() {
+        // Walks copy the position after a root move instead of playing it: the copies must
+        // follow the root's expansion and every `advance`.
+        let game = Game::new(Position::new(Variant::Atomic));
+        let mut search = Search::new(&game, SearchConfig::default(), 11);
+        let evaluator = RandomEvaluator { seed: 11 };
+        let mut checked = 0;
+        for _ in 0..6 {
+            for _ in 0..40 {
+                let leaves = search.gather(8).len();
+                for leaf in search.pending() {
+                    let mut pos = search.root_position;
+                    for pair in leaf.path.windows(2) {
+                        let parent = &search.nodes[pair[0] as usize];
+                        let i = (pair[1] - parent.first_child) as usize;
+                        assert!(i < parent.n_children as usize);
+                        pos.play_unchecked(search.edges.mv(parent.first_edge as usize + i));
+                    }
+                    assert_eq!(leaf.position, pos);
+                    assert_eq!(leaf.position.hash(), pos.compute_hash());
+                    checked += 1;
+                }
+                let requests: Vec<EvalRequest<'_>> =
+                    search.pending().iter().map(Leaf::request).collect();
+                let evals = evaluator.evaluate(&requests);
+                search.apply(&evals);
+                if leaves == 0 {
+                    break;
+                }
+            }
+            let Some(best) = search.best_move() else { break };
+            search.advance(best);
+        }
+        assert!(checked > 1000, "{checked}");
     }
 
     /// The visits of every node of the tree add up: an expanded node's own evaluation and its
