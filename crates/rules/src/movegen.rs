@@ -107,7 +107,13 @@ impl Position {
                 king_targets &= !(b.kings() & their);
             }
             for to in attacks::king_attacks(king) & king_targets {
-                self.add(moves, &ctx, Move::new(king, to, MoveKind::Normal), false);
+                let m = Move::new(king, to, MoveKind::Normal);
+                if rules.royal_kings && !occ.contains(to) {
+                    // A quiet king step: the test `is_safe_in` ends with, without the call.
+                    moves.push_if(m, !self.is_attacked_after(to, occ ^ king ^ to, their));
+                } else {
+                    self.add(moves, &ctx, m, false);
+                }
             }
         }
         b.king_of(us)
