@@ -6,6 +6,7 @@ use atomzero_encoding::{Batch, Encoder, POLICY_SIZE};
 use atomzero_infer::{InferEvaluator, InferNet, Workspace};
 use atomzero_mcts::{
     EvalRequest, Evaluations, Evaluator, Rng, Search, SearchConfig, UniformEvaluator,
+    pending_requests,
 };
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
@@ -546,8 +547,7 @@ fn tree_run(
         if !active.iter().any(|&a| a) {
             break;
         }
-        let requests: Vec<EvalRequest<'_>> =
-            searches.iter().flat_map(|(s, ..)| s.pending().iter().map(|l| l.request())).collect();
+        let requests = pending_requests(searches.iter().map(|(s, ..)| s));
         if let Some(sample) = sample.as_deref_mut() {
             let first = (16 - evaluated % 16) % 16;
             sample.extend(requests.iter().skip(first as usize).step_by(16).map(|r| *r.position));

@@ -20,5 +20,5 @@ pub use evaluator::{
     EvalRequest, Evaluation, Evaluations, Evaluator, RandomEvaluator, UniformEvaluator,
 };
 pub use rng::Rng;
-pub use search::{ChildStats, Leaf, Search};
+pub use search::{ChildStats, Leaf, Search, pending_requests};
 pub use tree::Proven;

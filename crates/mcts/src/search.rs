@@ -446,10 +446,10 @@ impl Search {
         repetitions: usize,
         is_root: bool,
     ) -> Option<Proven> {
+        // A position the variant's king rules end has no legal moves (`generate` checks
+        // them first), so with moves only the draws remain to look at.
         let outcome: Option<Outcome> = if moves.is_empty() {
             pos.outcome()
-        } else if pos.variant_outcome().is_some() {
-            pos.variant_outcome()
         } else if is_root {
             // The root is searched even if a draw could be claimed: a move must come out.
             None
@@ -938,6 +938,21 @@ impl Search {
             self.root_children.set(k, inputs);
         }
     }
+}
+
+/// The evaluation requests of the pending leaves of `searches`, in order: one batch for a
+/// thread driving many trees. Sized up front (collecting through `flat_map` grew the vector
+/// from nothing, a reallocation per doubling, in every batch).
+pub fn pending_requests<'a, I>(searches: I) -> Vec<EvalRequest<'a>>
+where
+    I: IntoIterator<Item = &'a Search>,
+    I::IntoIter: Clone,
+{
+    let searches = searches.into_iter();
+    let n = searches.clone().map(|s| s.pending().len()).sum();
+    let mut requests = Vec::with_capacity(n);
+    requests.extend(searches.flat_map(|s| s.pending().iter().map(Leaf::request)));
+    requests
 }
 
 /// Per-move statistics at the root.

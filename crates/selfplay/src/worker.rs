@@ -10,7 +10,7 @@
 use crate::batcher::SharedBatcher;
 use crate::config::{Batching, SelfplayConfig};
 use crate::openings::Openings;
-use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Proven, Rng, Search};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Proven, Rng, Search, pending_requests};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
 use atomzero_rules::{CastlingMode, Color, Game, PgnGame, Position, Setup, Variant};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -250,8 +250,7 @@ fn worker<E: Evaluator + ?Sized>(
                 slot.target_visits(config).saturating_sub(slot.search.root_visits()) as usize;
             slot.search.gather(config.leaves_per_tree.min(wanted.max(1)));
         }
-        let requests: Vec<EvalRequest<'_>> =
-            slots.iter().flat_map(|s| s.search.pending().iter().map(|l| l.request())).collect();
+        let requests = pending_requests(slots.iter().map(|s| &s.search));
         if !requests.is_empty() {
             let evals = evaluator.evaluate(&requests);
             batches += 1;
