@@ -182,6 +182,18 @@ pub fn king_attacks(sq: Square) -> Bitboard {
     Bitboard(KING_ATTACKS[sq.index()])
 }
 
+/// Squares attacked by pawns of `color` standing on `pawns`, all at once.
+#[inline]
+pub fn pawn_attacks_set(color: Color, pawns: Bitboard) -> Bitboard {
+    const NOT_A: u64 = !0x0101_0101_0101_0101;
+    const NOT_H: u64 = !0x8080_8080_8080_8080;
+    let b = pawns.0;
+    Bitboard(match color {
+        Color::White => ((b & NOT_A) << 7) | ((b & NOT_H) << 9),
+        Color::Black => ((b & NOT_A) >> 9) | ((b & NOT_H) >> 7),
+    })
+}
+
 /// Squares a pawn of `color` on `sq` attacks.
 #[inline]
 pub fn pawn_attacks(color: Color, sq: Square) -> Bitboard {
@@ -263,6 +275,24 @@ pub fn between(a: Square, b: Square) -> Bitboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_pawn_attacks_are_the_union_of_each_pawns() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for k in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Sparse and dense sets, edge files included.
+            let pawns = Bitboard(if k % 2 == 0 { x & (x >> 11) } else { x });
+            for color in Color::ALL {
+                let each = pawns
+                    .into_iter()
+                    .fold(Bitboard::EMPTY, |acc, sq| acc | pawn_attacks(color, sq));
+                assert_eq!(pawn_attacks_set(color, pawns), each, "{color:?} {:#x}", pawns.0);
+            }
+        }
+    }
 
     #[test]
     fn slider_attacks_match_ray_walking() {

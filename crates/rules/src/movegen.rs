@@ -4,6 +4,13 @@
 //! royal-king variants computes only the occupancy after the move (and the blast) and asks
 //! whether the mover's king would be attacked; no position is copied. Quiet moves of a piece
 //! that pins nothing, while not in check, skip the test (they cannot expose the king).
+//!
+//! The order of the moves (deterministic; search breaks ties between equal priors by it):
+//! knights, then bishops and queens, then rooks and queens, each piece's quiet moves before its
+//! captures; then, one pawn at a time (captures first), the pawns that can capture or promote,
+//! and those whose pushes need the test (all of them while in check); then the single pushes
+//! of the other pawns, then their double pushes; en passant; the king; castling. Within each
+//! group, squares go from a1 to h8.
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
@@ -69,24 +76,24 @@ impl Position {
             Color::White => (1, 1, 7),
             Color::Black => (-1, 6, 0),
         };
+        // Pawns that can capture or promote, and those that are not free, go one by one
+        // (captures are tested, and so are the pushes of a pawn that is not free); the pushes
+        // of the others are generated as sets: all single pushes, then all double pushes (a
+        // loop per pawn mispredicted whether each was blocked, and its own end).
+        let promoting = Bitboard::rank(last_rank ^ 1);
+        let capturing = attacks::pawn_attacks_set(!us, their);
         let step = |sq: Square| Square::from_index_masked((sq.index() as i32 + 8 * forward) as u32);
-        for from in pawns {
+        for from in pawns & (capturing | promoting | !free_from) {
             for to in attacks::pawn_attacks(us, from) & their {
                 self.pawn_moves(moves, &ctx, from, to, last_rank, false);
             }
-            let free = free_from.contains(from);
-            if free && from.rank().index() != last_rank ^ 1 {
-                // A free pawn that does not promote: both pushes decided without a branch
-                // (whether the pawn is blocked mispredicted often). `to2` is only meaningful
-                // on the start rank.
-                let (to, to2) = (step(from), step(step(from)));
-                let single = !occ.contains(to);
-                let double = single & (from.rank().index() == start_rank) & !occ.contains(to2);
-                moves.push_if(Move::new(from, to, MoveKind::Normal), single);
-                moves.push_if(Move::new(from, to2, MoveKind::DoublePush), double);
-            } else if let Some(to) = from.offset(0, forward)
+            if free_from.contains(from) && !promoting.contains(from) {
+                continue;
+            }
+            if let Some(to) = from.offset(0, forward)
                 && !occ.contains(to)
             {
+                let free = free_from.contains(from);
                 self.pawn_moves(moves, &ctx, from, to, last_rank, free);
                 let to2 = step(to);
                 if from.rank().index() == start_rank && !occ.contains(to2) {
@@ -94,6 +101,17 @@ impl Position {
                 }
             }
         }
+        let pushing = pawns & free_from & !promoting;
+        let singles = pushing.shift_ranks(forward) & !occ;
+        let doubles = (singles & Bitboard::rank((start_rank as i32 + forward) as u8))
+            .shift_ranks(forward)
+            & !occ;
+        let back = (8 * forward) as u16;
+        let normal = (MoveKind::Normal as u16) << 12;
+        let double_push = (MoveKind::DoublePush as u16) << 12;
+        moves.push_encoded(singles, |to| (to.wrapping_sub(back) & 63) | (to << 6) | normal);
+        moves
+            .push_encoded(doubles, |to| (to.wrapping_sub(2 * back) & 63) | (to << 6) | double_push);
         if let Some(ep) = self.ep_square {
             for from in attacks::pawn_attacks(!us, ep) & pawns {
                 self.add(moves, &ctx, Move::new(from, ep, MoveKind::EnPassant), false);

@@ -220,12 +220,19 @@ impl<'a> MoveWriter<'a> {
     }
 
     /// Appends a move to every square of `targets` (lowest first): `base` with the square in
-    /// the `to` bits. Four moves are written per step whatever the set holds (the slots past
-    /// its end are scratch: the length only grows by the set's size), so a piece with up to
-    /// four targets costs one predictable step and an empty set costs no branch. A loop per
-    /// square mispredicted its exit once per piece.
+    /// the `to` bits (see [`MoveWriter::push_encoded`]).
     #[inline(always)]
     pub fn push_targets(&mut self, base: u16, targets: Bitboard) {
+        self.push_encoded(targets, |to| base | (to << 6));
+    }
+
+    /// Appends the move `encode` makes of each square of `targets` (lowest first; the square
+    /// comes as its index). Four moves are written per step whatever the set holds (the slots
+    /// past its end are scratch: the length only grows by the set's size), so a set of up to
+    /// four squares costs one predictable step and an empty set costs no branch. A loop per
+    /// square mispredicted its exit once per set.
+    #[inline(always)]
+    pub fn push_encoded(&mut self, targets: Bitboard, encode: impl Fn(u16) -> u16) {
         const STEP: usize = 4;
         let mut bits = targets.0;
         let mut at = self.len;
@@ -235,12 +242,12 @@ impl<'a> MoveWriter<'a> {
                 // the full steps written so far.
                 self.len = at;
                 for sq in Bitboard(bits) {
-                    self.push(Move(base | ((sq.index() as u16) << 6)));
+                    self.push(Move(encode(sq.index() as u16)));
                 }
                 return;
             };
             for slot in slots {
-                *slot = Move(base | (((bits.trailing_zeros() & 63) as u16) << 6));
+                *slot = Move(encode((bits.trailing_zeros() & 63) as u16));
                 bits &= bits.wrapping_sub(1);
             }
             at += STEP;
