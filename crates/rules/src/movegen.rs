@@ -87,13 +87,14 @@ impl Position {
             for to in attacks::pawn_attacks(us, from) & their {
                 self.pawn_moves(moves, &ctx, from, to, last_rank, false);
             }
-            if free_from.contains(from) && !promoting.contains(from) {
+            let free = free_from.contains(from);
+            if free && !promoting.contains(from) {
+                // Its pushes are among the sets below.
                 continue;
             }
             if let Some(to) = from.offset(0, forward)
                 && !occ.contains(to)
             {
-                let free = free_from.contains(from);
                 self.pawn_moves(moves, &ctx, from, to, last_rank, free);
                 let to2 = step(to);
                 if from.rank().index() == start_rank && !occ.contains(to2) {
