@@ -426,16 +426,29 @@ impl Search {
     }
 
     /// Earlier occurrences of `pos` since the last irreversible move (game and path).
+    ///
+    /// Only every other earlier position has the same side to move, and the hash includes the
+    /// side to move, so the others are skipped: counted back from two plies ago, in steps of
+    /// two, while within the half-move clock (the path's positions first, then the game's).
     fn repetitions(&self, pos: &Position, path_hashes: &[u64]) -> usize {
         let window = pos.halfmoves() as usize;
         let hash = pos.hash();
-        self.game_hashes
-            .iter()
-            .chain(path_hashes)
-            .rev()
-            .take(window)
-            .filter(|&&h| h == hash)
-            .count()
+        let (path, game) = (path_hashes, &self.game_hashes);
+        let mut count = 0;
+        let mut back = 2;
+        while back <= window {
+            let earlier = if back <= path.len() {
+                path[path.len() - back]
+            } else {
+                match game.len().checked_sub(back - path.len()) {
+                    Some(i) => game[i],
+                    None => break,
+                }
+            };
+            count += usize::from(earlier == hash);
+            back += 2;
+        }
+        count
     }
 
     /// The exact result of a position for the player who moved into it, if the game is over.
@@ -1195,6 +1208,48 @@ mod tests {
             search.advance(best);
         }
         assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
+    fn leaves_count_the_repetitions_of_the_game_and_their_path() {
+        // Few moves (kings, cornered knights, blocked pawns) shuffled out and back: the tree
+        // below holds many repeated positions, and the half-move clock reaches into the game.
+        let start = "n3k3/4p3/4P3/8/8/8/8/N3K3 w - - 10 30";
+        let mut game = Game::new(Position::from_fen(start, Variant::Atomic).unwrap());
+        for uci in ["e1d1", "e8d8", "d1e1", "d8e8", "a1b3"] {
+            let m = game.position().parse_uci(uci).unwrap();
+            game.play(m).unwrap();
+        }
+        // Two-fold repetitions stay leaves (with the default they end the walk as draws).
+        let config = SearchConfig { twofold_draw: false, ..SearchConfig::default() };
+        let mut search = Search::new(&game, config, 5);
+        let evaluator = RandomEvaluator { seed: 5 };
+        let (mut checked, mut repeated) = (0, 0);
+        for _ in 0..1000 {
+            search.gather(4);
+            for leaf in search.pending() {
+                // Every earlier position, both sides to move, within the half-move clock.
+                let mut hashes = search.game_hashes.clone();
+                let mut pos = search.root_position;
+                for pair in leaf.path.windows(2) {
+                    let parent = &search.nodes[pair[0] as usize];
+                    let i = (pair[1] - parent.first_child) as usize;
+                    hashes.push(pos.hash());
+                    pos.play_unchecked(search.edges.mv(parent.first_edge as usize + i));
+                }
+                let window = pos.halfmoves() as usize;
+                let expected =
+                    hashes.iter().rev().take(window).filter(|&&h| h == pos.hash()).count();
+                assert_eq!(leaf.repetitions, expected);
+                checked += 1;
+                repeated += usize::from(expected > 0);
+            }
+            let requests: Vec<EvalRequest<'_>> =
+                search.pending().iter().map(Leaf::request).collect();
+            let evals = evaluator.evaluate(&requests);
+            search.apply(&evals);
+        }
+        assert!(checked > 2000 && repeated > 40, "{checked} leaves, {repeated} repeated");
     }
 
     /// The visits of every node of the tree add up: an expanded node's own evaluation and its
