@@ -1173,6 +1173,19 @@ mod tests {
         check_selection(&search);
     }
 
+    /// The moves along a gathered leaf's path, from the root.
+    fn path_moves(search: &Search, leaf: &Leaf) -> Vec<Move> {
+        leaf.path
+            .windows(2)
+            .map(|pair| {
+                let parent = &search.nodes[pair[0] as usize];
+                let i = (pair[1] - parent.first_child) as usize;
+                assert!(i < parent.n_children as usize);
+                search.edges.mv(parent.first_edge as usize + i)
+            })
+            .collect()
+    }
+
     #[test]
     fn leaves_hold_the_positions_their_paths_lead_to_across_tree_reuse() {
         // Walks copy the position after a root move instead of playing it: the copies must
@@ -1186,11 +1199,8 @@ mod tests {
                 let leaves = search.gather(8).len();
                 for leaf in search.pending() {
                     let mut pos = search.root_position;
-                    for pair in leaf.path.windows(2) {
-                        let parent = &search.nodes[pair[0] as usize];
-                        let i = (pair[1] - parent.first_child) as usize;
-                        assert!(i < parent.n_children as usize);
-                        pos.play_unchecked(search.edges.mv(parent.first_edge as usize + i));
+                    for mv in path_moves(&search, leaf) {
+                        pos.play_unchecked(mv);
                     }
                     assert_eq!(leaf.position, pos);
                     assert_eq!(leaf.position.hash(), pos.compute_hash());
@@ -1231,11 +1241,9 @@ mod tests {
                 // Every earlier position, both sides to move, within the half-move clock.
                 let mut hashes = search.game_hashes.clone();
                 let mut pos = search.root_position;
-                for pair in leaf.path.windows(2) {
-                    let parent = &search.nodes[pair[0] as usize];
-                    let i = (pair[1] - parent.first_child) as usize;
+                for mv in path_moves(&search, leaf) {
                     hashes.push(pos.hash());
-                    pos.play_unchecked(search.edges.mv(parent.first_edge as usize + i));
+                    pos.play_unchecked(mv);
                 }
                 let window = pos.halfmoves() as usize;
                 let expected =
