@@ -9,10 +9,12 @@
 //! | `net:PATH` | network + MCTS ([`MctsPlayer`]) | `nodes` (800), `temperature` (0), `temp_plies` (all), `batch` (8) |
 //! | `policy:PATH` | the network's highest prior ([`PolicyPlayer`]) | |
 //! | `uci:COMMAND` | an external UCI engine ([`crate::uci_engine`]) | one of `nodes`, `movetime` (ms; default 100), `depth`; `timeout` (ms, 30000); `option.NAME=VALUE` |
+//! | `fsf` | Fairy-Stockfish ([`fairy_stockfish_path`]; `scripts/fairy-stockfish.sh` builds it), one thread, 16 MB hash | one of `depth` (default 2), `nodes`, `movetime`; `timeout`; `option.NAME=VALUE` |
 //!
 //! Every kind takes `name=NAME` (the name in PGN and rating lists); the default is the
-//! canonical spec for the baselines (`random`, `greedy`, `alphabeta:depth=2`) and the text as
-//! given otherwise. `COMMAND` is split at whitespace into program and arguments; paths and
+//! canonical spec for the baselines (`random`, `greedy`, `alphabeta:depth=2`, `fsf:depth=2`,
+//! `fsf:nodes=1000`: the same player always has the same name, so ratings from different runs
+//! and matches can be pooled) and the text as given otherwise. `COMMAND` is split at whitespace into program and arguments; paths and
 //! commands may not contain commas. Networks are loaded through a [`ModelLoader`] that the
 //! binary implements, so this crate does not depend on Burn.
 
@@ -23,7 +25,35 @@ use crate::uci_engine::{UciEngineConfig, UciLimit, UciPlayer};
 use atomzero_mcts::SearchConfig;
 use atomzero_rules::Position;
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// The Fairy-Stockfish version `scripts/fairy-stockfish.sh` builds.
+pub const FAIRY_STOCKFISH_VERSION: &str = "0.0.90";
+
+/// Where the `fsf` player finds Fairy-Stockfish: `$ATOMZERO_FSF` if set, else the binary that
+/// `scripts/fairy-stockfish.sh` leaves in its cache
+/// (`$ATOMZERO_CACHE` or `~/.cache/atomzero`, then `fairy-stockfish/<version>/fairy-stockfish`).
+/// `None` when neither names an existing file.
+pub fn fairy_stockfish_path() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    fairy_stockfish_candidate(var("ATOMZERO_FSF"), var("ATOMZERO_CACHE"), var("HOME"))
+        .filter(|path| path.is_file())
+}
+
+/// The path [`fairy_stockfish_path`] looks at, from the values of `$ATOMZERO_FSF`,
+/// `$ATOMZERO_CACHE` and `$HOME`.
+fn fairy_stockfish_candidate(
+    fsf: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Option<PathBuf> {
+    if fsf.is_some() {
+        return fsf;
+    }
+    let cache = cache.or_else(|| Some(home?.join(".cache/atomzero")))?;
+    Some(cache.join("fairy-stockfish").join(FAIRY_STOCKFISH_VERSION).join("fairy-stockfish"))
+}
 
 /// Loads networks named by `net:PATH` and `policy:PATH` specs.
 pub trait ModelLoader {
@@ -76,6 +106,8 @@ pub enum SpecError {
     },
     /// More than one of `nodes`, `movetime`, `depth` for a UCI engine.
     ConflictingLimits,
+    /// `fsf` was asked for and no Fairy-Stockfish binary was found.
+    NoFairyStockfish,
     /// The model loader failed.
     Model {
         /// The model path.
@@ -91,7 +123,7 @@ impl fmt::Display for SpecError {
             SpecError::Empty => f.write_str("empty player spec"),
             SpecError::UnknownKind(k) => write!(
                 f,
-                "unknown player kind '{k}' (expected random, greedy, alphabeta, net, policy or uci)"
+                "unknown player kind '{k}' (expected random, greedy, alphabeta, fsf, net, policy or uci)"
             ),
             SpecError::MissingArgument(k) => {
                 write!(f, "player kind '{k}' needs an argument: {k}:PATH or {k}:COMMAND")
@@ -104,8 +136,12 @@ impl fmt::Display for SpecError {
                 write!(f, "player option {key}={value}: expected {expected}")
             }
             SpecError::ConflictingLimits => {
-                f.write_str("a uci player takes only one of nodes, movetime and depth")
+                f.write_str("a uci or fsf player takes only one of nodes, movetime and depth")
             }
+            SpecError::NoFairyStockfish => f.write_str(
+                "fsf: no Fairy-Stockfish binary found; build it with `bash scripts/fairy-stockfish.sh` \
+                 (or point ATOMZERO_FSF at one)",
+            ),
             SpecError::Model { path, message } => {
                 write!(f, "cannot load network {path}: {message}")
             }
@@ -259,46 +295,28 @@ impl PlayerSpec {
             }
             "uci" => {
                 let mut config = UciEngineConfig::new(&argument);
-                let mut limits = Vec::new();
-                if options.has("nodes") {
-                    limits.push(UciLimit::Nodes(options.number(
-                        "nodes",
-                        1,
-                        1,
-                        u64::MAX,
-                        "a node count >= 1",
-                    )?));
-                }
-                if options.has("movetime") {
-                    limits.push(UciLimit::MoveTime(options.number(
-                        "movetime",
-                        100,
-                        1,
-                        u64::MAX,
-                        "milliseconds >= 1",
-                    )?));
-                }
-                if options.has("depth") {
-                    limits.push(UciLimit::Depth(options.number(
-                        "depth",
-                        1,
-                        1,
-                        1000,
-                        "a depth >= 1",
-                    )?));
-                }
-                if limits.len() > 1 {
-                    return Err(SpecError::ConflictingLimits);
-                }
-                if let Some(&limit) = limits.first() {
-                    config.limit = limit;
-                }
-                if options.has("timeout") {
-                    let ms = options.number("timeout", 0u64, 1, u64::MAX, "milliseconds >= 1")?;
-                    config.timeout = Duration::from_millis(ms);
-                }
-                config.options = options.take_prefixed("option.");
+                engine_options(&mut options, &mut config, None)?;
                 PlayerSpec::new(default_name, PlayerKind::Uci(config))
+            }
+            "fsf" => {
+                let name = |limit: &UciLimit| match limit {
+                    UciLimit::Depth(d) => format!("fsf:depth={d}"),
+                    UciLimit::Nodes(n) => format!("fsf:nodes={n}"),
+                    UciLimit::MoveTime(ms) => format!("fsf:movetime={ms}"),
+                };
+                // Options sent to the engine change the player: such a spec keeps its text as
+                // its name, so it is not pooled with the canonical one.
+                let custom = options.has_prefixed("option.");
+                let program = fairy_stockfish_path().ok_or(SpecError::NoFairyStockfish)?;
+                let mut config = UciEngineConfig::new("");
+                config.program = program.display().to_string();
+                config.options = vec![
+                    ("Threads".to_string(), "1".to_string()),
+                    ("Hash".to_string(), "16".to_string()),
+                ];
+                engine_options(&mut options, &mut config, Some(UciLimit::Depth(2)))?;
+                let name = if custom { default_name } else { name(&config.limit) };
+                PlayerSpec::new(name, PlayerKind::Uci(config))
             }
             _ => return Err(SpecError::UnknownKind(kind)),
         };
@@ -308,6 +326,54 @@ impl PlayerSpec {
             None => spec,
         })
     }
+}
+
+/// Reads a UCI engine's limit (one of `nodes`, `movetime`, `depth`; `default` or the
+/// engine config's own when none is given), `timeout` and `option.NAME=VALUE` options.
+fn engine_options(
+    options: &mut Options,
+    config: &mut UciEngineConfig,
+    default: Option<UciLimit>,
+) -> Result<(), SpecError> {
+    let mut limits = Vec::new();
+    if options.has("nodes") {
+        limits.push(UciLimit::Nodes(options.number(
+            "nodes",
+            1,
+            1,
+            u64::MAX,
+            "a node count >= 1",
+        )?));
+    }
+    if options.has("movetime") {
+        limits.push(UciLimit::MoveTime(options.number(
+            "movetime",
+            100,
+            1,
+            u64::MAX,
+            "milliseconds >= 1",
+        )?));
+    }
+    if options.has("depth") {
+        limits.push(UciLimit::Depth(options.number("depth", 1, 1, 1000, "a depth >= 1")?));
+    }
+    if limits.len() > 1 {
+        return Err(SpecError::ConflictingLimits);
+    }
+    if let Some(limit) = limits.first().copied().or(default) {
+        config.limit = limit;
+    }
+    if options.has("timeout") {
+        let ms = options.number("timeout", 0u64, 1, u64::MAX, "milliseconds >= 1")?;
+        config.timeout = Duration::from_millis(ms);
+    }
+    for (key, value) in options.take_prefixed("option.") {
+        match config.options.iter_mut().find(|(k, _)| *k == key) {
+            Some(existing) => existing.1 = value,
+            None => config.options.push((key, value)),
+        }
+    }
+    Ok(())
 }
 
 fn load(loader: &dyn ModelLoader, path: &str) -> Result<SharedEvaluator, SpecError> {
@@ -337,6 +403,10 @@ impl Options {
 
     fn has(&self, key: &str) -> bool {
         self.pairs.iter().any(|(k, _)| k == key)
+    }
+
+    fn has_prefixed(&self, prefix: &str) -> bool {
+        self.pairs.iter().any(|(k, _)| k.starts_with(prefix))
     }
 
     fn take(&mut self, key: &str) -> Option<String> {
@@ -442,6 +512,57 @@ mod tests {
         let spec = PlayerSpec::parse("uci:engine", &NoModels).unwrap();
         let PlayerKind::Uci(c) = spec.kind() else { panic!() };
         assert_eq!(c.limit, UciLimit::MoveTime(100));
+    }
+
+    #[test]
+    fn fairy_stockfish_is_found_where_the_build_script_puts_it() {
+        let p = |s: &str| Some(PathBuf::from(s));
+        assert_eq!(fairy_stockfish_candidate(p("/x/fsf"), p("/c"), p("/h")), p("/x/fsf"));
+        let cached = format!("/c/fairy-stockfish/{FAIRY_STOCKFISH_VERSION}/fairy-stockfish");
+        assert_eq!(fairy_stockfish_candidate(None, p("/c"), p("/h")), p(&cached));
+        let home =
+            format!("/h/.cache/atomzero/fairy-stockfish/{FAIRY_STOCKFISH_VERSION}/fairy-stockfish");
+        assert_eq!(fairy_stockfish_candidate(None, None, p("/h")), p(&home));
+        assert_eq!(fairy_stockfish_candidate(None, None, None), None);
+    }
+
+    #[test]
+    fn parses_fairy_stockfish_with_canonical_names() {
+        let Some(program) = fairy_stockfish_path() else {
+            // Not built on this machine: the spec says how to build it.
+            let err = PlayerSpec::parse("fsf:depth=2", &NoModels).unwrap_err();
+            assert_eq!(err, SpecError::NoFairyStockfish);
+            assert!(err.to_string().contains("scripts/fairy-stockfish.sh"));
+            return;
+        };
+        let spec = PlayerSpec::parse("fsf", &NoModels).unwrap();
+        assert_eq!(spec.name(), "fsf:depth=2");
+        let PlayerKind::Uci(c) = spec.kind() else { panic!() };
+        assert_eq!(c.program, program.display().to_string());
+        assert_eq!(c.limit, UciLimit::Depth(2));
+        assert_eq!(
+            c.options,
+            vec![("Threads".to_string(), "1".to_string()), ("Hash".to_string(), "16".to_string())]
+        );
+        let spec = PlayerSpec::parse(" fsf:nodes=1000 ", &NoModels).unwrap();
+        assert_eq!(spec.name(), "fsf:nodes=1000");
+        let PlayerKind::Uci(c) = spec.kind() else { panic!() };
+        assert_eq!(c.limit, UciLimit::Nodes(1000));
+        assert_eq!(
+            PlayerSpec::parse("fsf:movetime=100", &NoModels).unwrap().name(),
+            "fsf:movetime=100"
+        );
+        // Changed engine options make another player: the spec's own text names it.
+        let spec = PlayerSpec::parse("fsf:depth=3,option.Hash=64", &NoModels).unwrap();
+        assert_eq!(spec.name(), "fsf:depth=3,option.Hash=64");
+        let PlayerKind::Uci(c) = spec.kind() else { panic!() };
+        assert_eq!(c.options[1], ("Hash".to_string(), "64".to_string()));
+        let err = PlayerSpec::parse("fsf:depth=2,nodes=5", &NoModels).unwrap_err();
+        assert_eq!(err, SpecError::ConflictingLimits);
+        assert!(matches!(
+            PlayerSpec::parse("fsf:depth=2,skill=3", &NoModels),
+            Err(SpecError::UnknownOption { .. })
+        ));
     }
 
     #[test]
