@@ -369,10 +369,10 @@ fn random_games(n: usize, seed: u64) -> Vec<GameRecord> {
                     break;
                 }
                 let mv = legal[rng.below(legal.len())];
-                let visits = (0..legal.len().min(8)).map(|i| (legal[i], 1 + i as u32)).collect();
+                let policy = (0..legal.len().min(8)).map(|i| (legal[i], 1.0 + i as f32)).collect();
                 moves.push(MoveRecord {
                     mv,
-                    target: Some(SearchTarget { visits, root_wdl: [0.3, 0.4, 0.3] }),
+                    target: Some(SearchTarget { policy, root_wdl: [0.3, 0.4, 0.3] }),
                 });
                 pos.play_unchecked(mv);
             }

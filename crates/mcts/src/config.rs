@@ -1,5 +1,7 @@
 //! Search settings. Defaults are AlphaZero's published constants where it has them.
 
+pub use crate::gumbel::GumbelConfig;
+
 /// PUCT search settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchConfig {
@@ -23,6 +25,9 @@ pub struct SearchConfig {
     pub twofold_draw: bool,
     /// Earlier positions handed to the evaluator with each leaf (the encoder's history).
     pub history: usize,
+    /// Gumbel root search with sequential halving instead of PUCT at the root (see
+    /// [`crate::gumbel`]); `None`: PUCT everywhere. Below the root the search stays PUCT.
+    pub gumbel: Option<GumbelConfig>,
 }
 
 impl Default for SearchConfig {
@@ -37,13 +42,16 @@ impl Default for SearchConfig {
             virtual_loss: 1.0,
             twofold_draw: true,
             history: 0,
+            gumbel: None,
         }
     }
 }
 
 impl SearchConfig {
-    /// The same settings without root noise (evaluation and engine play).
+    /// The same settings without root noise (evaluation and engine play): no Dirichlet
+    /// noise, and Gumbel draws of scale 0.
     pub fn without_noise(self) -> SearchConfig {
-        SearchConfig { dirichlet_epsilon: 0.0, ..self }
+        let gumbel = self.gumbel.map(|g| GumbelConfig { noise_scale: 0.0, ..g });
+        SearchConfig { dirichlet_epsilon: 0.0, gumbel, ..self }
     }
 }

@@ -7,15 +7,19 @@
 //!   Dirichlet noise at the root, WDL values, virtual loss, tree reuse, and exact scoring of
 //!   terminal positions with proof propagation (MCTS-solver).
 //! - [`Search::gather`] / [`Search::apply`]: the split that lets one thread drive many trees.
+//! - [`gumbel`]: Gumbel root search with sequential halving and the improved policy
+//!   (`softmax(logit + σ(completed Q))`) as the training target, as an alternative to PUCT
+//!   at the root (`SearchConfig::gumbel`).
 
 pub mod config;
 pub mod evaluator;
+pub mod gumbel;
 pub mod rng;
 mod root;
 pub mod search;
 pub mod tree;
 
-pub use config::SearchConfig;
+pub use config::{GumbelConfig, SearchConfig};
 pub use evaluator::{
     EvalRequest, Evaluation, Evaluations, Evaluator, RandomEvaluator, UniformEvaluator,
 };

@@ -48,6 +48,12 @@ impl Rng {
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
 
+    /// Standard Gumbel: `-ln(-ln(u))` for `u` uniform in (0, 1).
+    pub fn gumbel(&mut self) -> f64 {
+        let u = self.uniform().max(1e-300);
+        -(-u.ln()).max(1e-300).ln()
+    }
+
     /// Gamma(shape, 1) by Marsaglia–Tsang (boosted for shape < 1).
     pub fn gamma(&mut self, shape: f64) -> f64 {
         if shape < 1.0 {

@@ -1,9 +1,10 @@
-//! Records and the on-disk layout of a shard (format version 1). All integers little-endian.
+//! Records and the on-disk layout of a shard (format version 2; version 1 is still read). All
+//! integers little-endian.
 //!
 //! ```text
 //! offset size  field
 //! 0      8     magic "AZREPLAY"
-//! 8      4     format_version (u32) = 1
+//! 8      4     format_version (u32) = 2
 //! 12     4     n_games (u32)
 //! 16     4     n_targets (u32): moves recorded as training targets, over all games
 //! 20     4     meta_len (u32): length of the JSON metadata that follows
@@ -31,16 +32,23 @@
 //!   has_target u8   0 or 1
 //!   if has_target:
 //!     root_wdl 3×f32  the search's root value (win, draw, loss) for the side to move
-//!     n_visits u16    then n_visits × (move u16, visits u32): moves with at least one visit
+//!     n_policy u16    then n_policy × (move u16, weight f32): the search's policy target,
+//!                     moves with a positive weight (weights need not sum to 1; the trainer
+//!                     normalises them)
 //! ```
+//!
+//! Version 1 stored `(move u16, visits u32)` pairs, the root's visit counts, in place of the
+//! weights; a version-1 shard reads as weights equal to those counts.
 
 use atomzero_rules::{Color, Move, Termination, Variant};
 use serde::{Deserialize, Serialize};
 
 /// Shard file magic.
 pub const MAGIC: &[u8; 8] = b"AZREPLAY";
-/// Current shard format version.
-pub const FORMAT_VERSION: u32 = 1;
+/// Current shard format version (written).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version still read.
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Bytes of the fixed header before the metadata.
 pub const FIXED_HEADER: usize = 36;
 
@@ -87,8 +95,10 @@ impl EndReason {
 /// The search's training target for one move.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchTarget {
-    /// Visits per legal move (only moves with visits).
-    pub visits: Vec<(Move, u32)>,
+    /// The policy target: a weight per legal move (moves absent have weight 0), e.g. the
+    /// root's visit counts (PUCT) or the improved policy (Gumbel). Finite and non-negative;
+    /// need not sum to 1.
+    pub policy: Vec<(Move, f32)>,
     /// Root WDL for the side to move.
     pub root_wdl: [f32; 3],
 }

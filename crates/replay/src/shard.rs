@@ -1,7 +1,8 @@
 //! Writing and reading shards (layout in [`crate::format`]).
 
 use crate::format::{
-    EndReason, FIXED_HEADER, FORMAT_VERSION, GameRecord, MAGIC, MoveRecord, SearchTarget, ShardMeta,
+    EndReason, FIXED_HEADER, FORMAT_VERSION, GameRecord, MAGIC, MoveRecord, OLDEST_FORMAT_VERSION,
+    SearchTarget, ShardMeta,
 };
 use atomzero_rules::{CastlingMode, Color, Move, Position, Setup, Variant};
 use flate2::Compression;
@@ -31,7 +32,8 @@ impl fmt::Display for ShardError {
             }
             ShardError::Version { path, found } => write!(
                 f,
-                "{}: replay shard format version {found}, this build reads version {FORMAT_VERSION}",
+                "{}: replay shard format version {found}, this build reads versions \
+                 {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}",
                 path.display()
             ),
         }
@@ -77,10 +79,10 @@ fn encode_game(out: &mut Vec<u8>, game: &GameRecord) {
                 for v in t.root_wdl {
                     out.extend_from_slice(&v.to_le_bytes());
                 }
-                out.extend_from_slice(&(t.visits.len() as u16).to_le_bytes());
-                for (mv, n) in &t.visits {
+                out.extend_from_slice(&(t.policy.len() as u16).to_le_bytes());
+                for (mv, weight) in &t.policy {
                     out.extend_from_slice(&mv.to_u16().to_le_bytes());
-                    out.extend_from_slice(&n.to_le_bytes());
+                    out.extend_from_slice(&weight.to_le_bytes());
                 }
             }
         }
@@ -174,8 +176,9 @@ fn color(byte: u8) -> Result<Color, String> {
     }
 }
 
-/// Decodes one game and checks that every move is legal from the start position.
-fn decode_game(c: &mut Cursor<'_>, index: usize) -> Result<GameRecord, String> {
+/// Decodes one game of a shard of format `version` and checks that every move is legal from
+/// the start position.
+fn decode_game(c: &mut Cursor<'_>, index: usize, version: u32) -> Result<GameRecord, String> {
     let ctx = |e: String| format!("game {index}: {e}");
     let variant = *Variant::ALL.get(c.u8()? as usize).ok_or_else(|| ctx("bad variant".into()))?;
     let flags = c.u8()?;
@@ -204,12 +207,17 @@ fn decode_game(c: &mut Cursor<'_>, index: usize) -> Result<GameRecord, String> {
             1 => {
                 let root_wdl = [c.f32()?, c.f32()?, c.f32()?];
                 let n = c.u16()? as usize;
-                let mut visits = Vec::with_capacity(n);
+                let mut policy = Vec::with_capacity(n);
                 for _ in 0..n {
-                    let m = Move::from_u16(c.u16()?).ok_or_else(|| ctx("bad visit move".into()))?;
-                    visits.push((m, c.u32()?));
+                    let m =
+                        Move::from_u16(c.u16()?).ok_or_else(|| ctx("bad policy move".into()))?;
+                    let weight = if version == 1 { c.u32()? as f32 } else { c.f32()? };
+                    if !(weight.is_finite() && weight >= 0.0) {
+                        return Err(ctx(format!("bad policy weight {weight} at ply {}", ply + 1)));
+                    }
+                    policy.push((m, weight));
                 }
-                Some(SearchTarget { visits, root_wdl })
+                Some(SearchTarget { policy, root_wdl })
             }
             b => return Err(ctx(format!("bad target flag {b}"))),
         };
@@ -238,7 +246,7 @@ pub fn read_shard(path: &Path) -> Result<(ShardMeta, Vec<GameRecord>), ShardErro
         return Err(corrupt("not a replay shard (bad magic)".into()));
     }
     let version = c.u32().map_err(corrupt)?;
-    if version != FORMAT_VERSION {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(ShardError::Version { path: path.to_path_buf(), found: version });
     }
     let n_games = c.u32().map_err(corrupt)? as usize;
@@ -271,7 +279,7 @@ pub fn read_shard(path: &Path) -> Result<(ShardMeta, Vec<GameRecord>), ShardErro
     let mut c = Cursor { bytes: &raw, at: 0 };
     let mut games = Vec::with_capacity(n_games.min(1 << 20));
     for i in 0..n_games {
-        games.push(decode_game(&mut c, i).map_err(corrupt)?);
+        games.push(decode_game(&mut c, i, version).map_err(corrupt)?);
     }
     if c.at != raw.len() {
         return Err(corrupt(format!("{} trailing bytes after {n_games} games", raw.len() - c.at)));

@@ -31,11 +31,11 @@ fn games(n: usize, seed: u64) -> Vec<GameRecord> {
                 let legal = game.position().legal_moves();
                 let mv = legal[next() % legal.len()];
                 let target = game.ply().is_multiple_of(2).then(|| SearchTarget {
-                    visits: legal
+                    policy: legal
                         .iter()
                         .take(5)
                         .enumerate()
-                        .map(|(k, &m)| (m, (k * 3 + 1) as u32))
+                        .map(|(k, &m)| (m, (k * 3 + 1) as f32 * 0.125))
                         .collect(),
                     root_wdl: [0.25, 0.5, 0.25],
                 });
@@ -148,4 +148,70 @@ fn window_keeps_the_newest_targets_and_replays_positions() {
     assert!(err.contains("no training data"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&empty).unwrap();
+}
+
+/// A shard file laid out by hand: `version`, one atomic game from the start position of the
+/// single move e2e3, recorded as a target whose policy entry holds `weight_bits`.
+fn hand_made_shard(version: u32, weight_bits: u32) -> Vec<u8> {
+    use std::io::Write;
+    let pos = Position::new(Variant::Atomic);
+    let mv = pos.parse_uci("e2e3").unwrap();
+    let fen = pos.fen();
+    let mut record = vec![0u8, 0u8]; // atomic, no flags
+    record.extend_from_slice(&(fen.len() as u16).to_le_bytes());
+    record.extend_from_slice(fen.as_bytes());
+    record.push(2); // draw
+    record.push(EndReason::MaxLength.code());
+    record.extend_from_slice(&1u16.to_le_bytes()); // one move
+    record.extend_from_slice(&mv.to_u16().to_le_bytes());
+    record.push(1); // a target
+    for v in [0.25f32, 0.5, 0.25] {
+        record.extend_from_slice(&v.to_le_bytes());
+    }
+    record.extend_from_slice(&1u16.to_le_bytes());
+    record.extend_from_slice(&mv.to_u16().to_le_bytes());
+    record.extend_from_slice(&weight_bits.to_le_bytes());
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(6));
+    encoder.write_all(&record).unwrap();
+    let payload = encoder.finish().unwrap();
+    let meta = br#"{"model":"random"}"#;
+    let mut bytes = b"AZREPLAY".to_vec();
+    for v in [version, 1, 1, meta.len() as u32] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    bytes.extend_from_slice(meta);
+    let header_crc = crc32fast::hash(&bytes);
+    bytes.extend_from_slice(&header_crc.to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    bytes
+}
+
+#[test]
+fn version_1_shards_read_their_visit_counts_as_weights() {
+    let dir = temp_dir("version1");
+    let path = dir.join("old.shard");
+    // Version 1: the entry is a visit count (u32) of 7.
+    std::fs::write(&path, hand_made_shard(1, 7)).unwrap();
+    let (_, games) = read_shard(&path).unwrap();
+    let target = games[0].moves[0].target.as_ref().unwrap();
+    assert_eq!(target.policy.len(), 1);
+    assert_eq!(target.policy[0].1, 7.0);
+    // Version 2: the same bits are an f32 weight.
+    std::fs::write(&path, hand_made_shard(2, 0.75f32.to_bits())).unwrap();
+    let (_, games) = read_shard(&path).unwrap();
+    assert_eq!(games[0].moves[0].target.as_ref().unwrap().policy[0].1, 0.75);
+    // Negative, infinite and NaN weights are corrupt records.
+    for bad in [-1.0f32, f32::INFINITY, f32::NAN] {
+        std::fs::write(&path, hand_made_shard(2, bad.to_bits())).unwrap();
+        let err = read_shard(&path).unwrap_err().to_string();
+        assert!(err.contains("bad policy weight"), "{err}");
+    }
+    // A version from the future is named.
+    std::fs::write(&path, hand_made_shard(3, 0)).unwrap();
+    let err = read_shard(&path).unwrap_err();
+    assert!(matches!(err, ShardError::Version { found: 3, .. }), "{err}");
+    assert!(err.to_string().contains("reads versions 1 to 2"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -45,6 +45,29 @@ pub struct SelfplayConfig {
     pub c_init: f32,
     /// First-play-urgency reduction.
     pub fpu_reduction: f32,
+    /// How the root is searched and what a full search records (see [`RootSearch`]).
+    pub root_search: RootSearch,
+    /// Gumbel: actions considered at the root (mctx: 16).
+    pub gumbel_considered: u32,
+    /// Gumbel: `c_visit` of `σ(q̂) = (c_visit + max N) · c_scale · q̂` (mctx: 50).
+    pub gumbel_c_visit: f32,
+    /// Gumbel: `c_scale` of the same (mctx: 0.1).
+    pub gumbel_c_scale: f32,
+}
+
+/// How self-play searches the root (`root_search` in the config).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootSearch {
+    /// AlphaZero: PUCT with Dirichlet noise on full searches; the move is sampled from the
+    /// visit counts (temperature schedule); the policy target is the visit counts.
+    #[default]
+    Puct,
+    /// Gumbel root search with sequential halving (Danihelka et al. 2022,
+    /// `atomzero_mcts::gumbel`): the move played is the search's choice (the Gumbel draws
+    /// are the exploration; Dirichlet noise and temperatures are not used); the policy target
+    /// is `softmax(logit + σ(completed Q))` over all legal moves.
+    Gumbel,
 }
 
 /// How the workers' leaves reach the network (`atomzero bench selfplay` measures both).
@@ -93,6 +116,10 @@ impl Default for SelfplayConfig {
             dirichlet_epsilon: 0.25,
             c_init: 1.25,
             fpu_reduction: 0.25,
+            root_search: RootSearch::Puct,
+            gumbel_considered: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 0.1,
         }
     }
 }
@@ -104,10 +131,26 @@ impl SelfplayConfig {
             c_init: self.c_init,
             fpu_reduction: self.fpu_reduction,
             dirichlet_alpha: self.dirichlet_alpha,
-            dirichlet_epsilon: if noise { self.dirichlet_epsilon } else { 0.0 },
+            dirichlet_epsilon: self.dirichlet_epsilon(noise),
             history,
+            gumbel: self.gumbel(),
             ..atomzero_mcts::SearchConfig::default()
         }
+    }
+
+    /// The Gumbel settings, if the root search is Gumbel (draws of scale 1: self-play).
+    pub fn gumbel(&self) -> Option<atomzero_mcts::GumbelConfig> {
+        (self.root_search == RootSearch::Gumbel).then_some(atomzero_mcts::GumbelConfig {
+            considered: self.gumbel_considered,
+            c_visit: self.gumbel_c_visit,
+            c_scale: self.gumbel_c_scale,
+            noise_scale: 1.0,
+        })
+    }
+
+    /// The noise weight of a full (`full`) or cheap search.
+    pub fn dirichlet_epsilon(&self, full: bool) -> f32 {
+        if full && self.root_search == RootSearch::Puct { self.dirichlet_epsilon } else { 0.0 }
     }
 
     /// Checks the values; the message names the field.
@@ -129,6 +172,11 @@ impl SelfplayConfig {
         check(
             self.temperature >= 0.0 && self.final_temperature >= 0.0,
             "selfplay temperatures must be >= 0",
+        )?;
+        check(self.gumbel_considered >= 1, "selfplay.gumbel_considered must be at least 1")?;
+        check(
+            self.gumbel_c_visit >= 0.0 && self.gumbel_c_scale >= 0.0,
+            "selfplay.gumbel_c_visit and gumbel_c_scale must be >= 0",
         )?;
         Ok(())
     }

@@ -15,6 +15,6 @@ pub mod openings;
 pub mod worker;
 
 pub use batcher::SharedBatcher;
-pub use config::{Batching, SelfplayConfig};
+pub use config::{Batching, RootSearch, SelfplayConfig};
 pub use openings::{OpeningError, Openings};
 pub use worker::{GameStats, SelfplayEvent, record_to_pgn, run};

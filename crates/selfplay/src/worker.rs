@@ -8,7 +8,7 @@
 //! stealing), instead of leaving that core idle while the last long games finish.
 
 use crate::batcher::SharedBatcher;
-use crate::config::{Batching, SelfplayConfig};
+use crate::config::{Batching, RootSearch, SelfplayConfig};
 use crate::openings::Openings;
 use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Proven, Rng, Search, pending_requests};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
@@ -76,7 +76,8 @@ impl Slot {
         let start = openings.opening(index, variant, &mut rng);
         let full = rng.uniform() < config.full_search_fraction;
         let game = Game::new(start);
-        let search = Search::new(&game, config.search_config(full, history), rng.next_u64());
+        let mut search = Search::new(&game, config.search_config(full, history), rng.next_u64());
+        search.set_simulations(if full { config.visits } else { config.cheap_visits });
         Slot {
             index,
             game,
@@ -114,14 +115,24 @@ impl Slot {
             }
             self.resign_point.get_or_insert((ply.min(u16::MAX as usize) as u16, turn));
         }
-        let temperature = if ply < config.temperature_plies {
-            config.temperature
+        let gumbel = config.root_search == RootSearch::Gumbel;
+        let mv = if gumbel {
+            self.search.gumbel_move()?
         } else {
-            config.final_temperature
+            let temperature = if ply < config.temperature_plies {
+                config.temperature
+            } else {
+                config.final_temperature
+            };
+            self.search.sample_move(temperature)?
         };
-        let mv = self.search.sample_move(temperature)?;
         let target = self.full.then(|| SearchTarget {
-            visits: self.search.root_children().into_iter().filter(|&(_, n)| n > 0).collect(),
+            policy: if gumbel {
+                self.search.improved_policy().into_iter().filter(|&(_, w)| w > 0.0).collect()
+            } else {
+                let visits = self.search.root_children().into_iter().filter(|&(_, n)| n > 0);
+                visits.map(|(m, n)| (m, n as f32)).collect()
+            },
             root_wdl: wdl,
         });
         self.records.push(MoveRecord { mv, target });
@@ -133,7 +144,8 @@ impl Slot {
             return Some(self.finish(None, EndReason::MaxLength));
         }
         self.full = self.rng.uniform() < config.full_search_fraction;
-        self.search.set_dirichlet_epsilon(if self.full { config.dirichlet_epsilon } else { 0.0 });
+        self.search.set_dirichlet_epsilon(config.dirichlet_epsilon(self.full));
+        self.search.set_simulations(self.target_visits(config));
         self.search.advance(mv);
         None
     }
@@ -247,7 +259,7 @@ fn worker<E: Evaluator + ?Sized>(
         let mut visits_before: Vec<u32> = slots.iter().map(|s| s.search.root_visits()).collect();
         for slot in slots.iter_mut() {
             let wanted =
-                slot.target_visits(config).saturating_sub(slot.search.root_visits()) as usize;
+                slot.target_visits(config).saturating_sub(slot.search.budget_visits()) as usize;
             slot.search.gather(config.leaves_per_tree.min(wanted.max(1)));
         }
         let requests = pending_requests(slots.iter().map(|s| &s.search));
@@ -267,7 +279,7 @@ fn worker<E: Evaluator + ?Sized>(
         let mut i = 0;
         while i < slots.len() {
             let slot = &mut slots[i];
-            let done_searching = slot.search.root_visits() >= slot.target_visits(config)
+            let done_searching = slot.search.budget_visits() >= slot.target_visits(config)
                 || slot.search.root_proven() != Proven::Unknown
                 || slot.search.root_visits() == visits_before[i];
             // A root without children after searching has no legal move although the game is

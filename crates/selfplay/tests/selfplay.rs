@@ -59,9 +59,10 @@ fn games_finish_with_legal_consistent_records() {
             for m in &g.moves {
                 if let Some(t) = &m.target {
                     // A full search stops early only when it proves the result.
-                    let total: u32 = t.visits.iter().map(|v| v.1).sum();
-                    assert!(total >= 1);
-                    short += usize::from(total < config.visits - 1);
+                    // PUCT: the policy target is the root's visit counts.
+                    let total: f32 = t.policy.iter().map(|v| v.1).sum();
+                    assert!(total >= 1.0 && t.policy.iter().all(|v| v.1.fract() == 0.0));
+                    short += usize::from(total < (config.visits - 1) as f32);
                     assert!((t.root_wdl.iter().sum::<f32>() - 1.0).abs() < 1e-3);
                 }
             }
@@ -200,4 +201,34 @@ fn stopping_early_returns() {
         },
     );
     assert!((3..1000).contains(&seen));
+}
+
+#[test]
+fn gumbel_self_play_records_the_improved_policy_over_every_legal_move() {
+    use atomzero_rules::{CastlingMode, Position, Setup};
+    let config =
+        SelfplayConfig { root_search: atomzero_selfplay::RootSearch::Gumbel, ..small_config() };
+    let games = play(&config, Variant::Atomic, 6, 21);
+    assert_eq!(games.len(), 6);
+    let mut targets = 0;
+    for g in &games {
+        let setup = Setup::from_fen(&g.start_fen).unwrap();
+        let mut pos = Position::from_setup(setup, g.variant, CastlingMode::Standard).unwrap();
+        for m in &g.moves {
+            if let Some(t) = &m.target {
+                targets += 1;
+                // softmax(logit + sigma): every legal move, weights summing to 1.
+                let legal = pos.legal_moves();
+                assert_eq!(t.policy.len(), legal.len());
+                assert!(t.policy.iter().all(|(mv, w)| legal.contains(mv) && *w > 0.0));
+                let total: f32 = t.policy.iter().map(|p| p.1).sum();
+                assert!((total - 1.0).abs() < 1e-4, "{total}");
+            }
+            pos.play_unchecked(m.mv);
+        }
+    }
+    assert!(targets > 20, "{targets} targets");
+    // Seeded like PUCT self-play: the same seed gives the same games.
+    assert_eq!(play(&config, Variant::Atomic, 6, 21), games);
+    assert_ne!(play(&config, Variant::Atomic, 6, 22), games);
 }

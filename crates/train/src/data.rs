@@ -10,7 +10,7 @@ use atomzero_replay::ReplayWindow;
 pub struct HostBatch {
     /// `[B, planes, 8, 8]`.
     pub inputs: Vec<f32>,
-    /// `[B, 4672]`: the search's visit distribution.
+    /// `[B, 4672]`: the search's policy target, normalised.
     pub policy: Vec<f32>,
     /// `[B, 4672]`: legal moves.
     pub legal: Vec<bool>,
@@ -45,9 +45,11 @@ pub fn build_batch(
         let input = &mut out.inputs[row * planes * 64..(row + 1) * planes * 64];
         encoder.encode_flat(pos, pos.turn(), &sample.history, sample.repetitions, input);
         let policy = &mut out.policy[row * POLICY_SIZE..(row + 1) * POLICY_SIZE];
-        let total: u32 = sample.target.visits.iter().map(|&(_, v)| v).sum();
-        for &(m, visits) in &sample.target.visits {
-            policy[move_to_index(pos, m)] += visits as f32 / total.max(1) as f32;
+        let total: f32 = sample.target.policy.iter().map(|&(_, w)| w).sum();
+        if total > 0.0 {
+            for &(m, weight) in &sample.target.policy {
+                policy[move_to_index(pos, m)] += weight / total;
+            }
         }
         let legal = &mut out.legal[row * POLICY_SIZE..(row + 1) * POLICY_SIZE];
         for &m in pos.legal_moves().iter() {
