@@ -5,6 +5,7 @@ mod bench_cmd;
 mod config;
 mod export_cmd;
 mod fsutil;
+mod gauntlet_cmd;
 mod match_cmd;
 mod models;
 mod perft_cmd;
@@ -41,6 +42,8 @@ enum Command {
     Match(match_cmd::MatchArgs),
     /// Gate a candidate network against the best; promote it if it passes.
     Gate(match_cmd::GateArgs),
+    /// Rate the networks of runs against a ladder (Fairy-Stockfish included) by CPU time.
+    Gauntlet(gauntlet_cmd::GauntletArgs),
     /// Run as a UCI engine (for GUIs, cutechess-cli, python-chess, lichess-bot).
     Uci(uci_cmd::UciArgs),
     /// Export a network as ONNX or safetensors (+ JSON sidecar).
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Match(args) => match_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Gate(args) => match_cmd::run_gate(args).map(|()| ExitCode::SUCCESS),
+        Command::Gauntlet(args) => gauntlet_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Uci(args) => uci_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Export(args) => export_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),

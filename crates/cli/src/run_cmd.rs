@@ -7,8 +7,10 @@
 //! ```text
 //! runs/<name>/
 //!   config.toml     the resolved config (every key); later runs of the same dir must match it
-//!   run.json        where the loop is: generation, stage, elapsed time (rewritten by rename)
+//!   run.json        where the loop is: generation, stage, elapsed and CPU time (rewritten by rename)
 //!   log.txt         the summary line of every finished generation
+//!   timeline.jsonl  one JSON line per finished generation: the best network then, and the
+//!                   wall and CPU time spent to get there (`atomzero gauntlet` plots Elo by it)
 //!   models/         promoted networks NNNNNN.safetensors + .json (NNNNNN = generation), best.json
 //!   candidates/     the trainer's network of the generation in progress
 //!   selfplay/       replay shards genNNNNNN-SSSSSS.shard
@@ -80,6 +82,10 @@ struct RunState {
     stage: Stage,
     /// Wall time spent in earlier sessions and finished stages of this one.
     elapsed_secs: f64,
+    /// CPU time (all threads of the process) spent in the same (0 in runs from before it was
+    /// recorded).
+    #[serde(default)]
+    cpu_secs: f64,
     /// The trainer's step target of this generation (fixed when training starts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     train_target: Option<u64>,
@@ -283,7 +289,7 @@ fn default_dir(config: Option<&Path>) -> PathBuf {
 }
 
 /// Appends `line` to `path` unless a line with the same label is there already.
-fn append_result_once(path: &Path, line: &ResultsLine) -> Result<()> {
+pub fn append_result_once(path: &Path, line: &ResultsLine) -> Result<()> {
     let existing = match std::fs::read_to_string(path) {
         Ok(text) => read_results(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -295,7 +301,7 @@ fn append_result_once(path: &Path, line: &ResultsLine) -> Result<()> {
     fsutil::append(path, &format!("{}\n", line.to_json()))
 }
 
-fn find_result(path: &Path, label: &str) -> Result<Option<ResultsLine>> {
+pub fn find_result(path: &Path, label: &str) -> Result<Option<ResultsLine>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(read_results(&text)
             .map_err(|e| anyhow!("{}: {e}", path.display()))?
@@ -319,7 +325,61 @@ struct Loop<'a> {
     tensorboard: Option<EventWriter>,
     concurrency: usize,
     session_start: Instant,
+    /// The process's CPU time when `session_start` was taken.
+    session_cpu_start: f64,
     state: RunState,
+}
+
+/// CPU time of this process so far (all threads), in seconds.
+fn process_cpu_secs() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Format version of `timeline.jsonl` lines.
+const TIMELINE_FORMAT: u32 = 1;
+
+/// One line of `timeline.jsonl`: the run when a generation ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineLine {
+    /// Always [`TIMELINE_FORMAT`].
+    pub format: u32,
+    /// The generation that ended.
+    pub generation: u64,
+    /// The best network after it (`models/<best>.safetensors`).
+    pub best: String,
+    /// Wall time of the run so far, all sessions (seconds).
+    pub elapsed_secs: f64,
+    /// CPU time of the run so far, all sessions, all threads (seconds).
+    pub cpu_secs: f64,
+    /// CPU cores the process could use.
+    pub cores: usize,
+}
+
+/// Reads a run's `timeline.jsonl` (missing file: empty).
+pub fn read_timeline(run_dir: &Path) -> Result<Vec<TimelineLine>> {
+    let path = run_dir.join("timeline.jsonl");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(anyhow!("cannot read {}: {e}", path.display())),
+    };
+    let mut lines = Vec::new();
+    for (i, raw) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let line: TimelineLine = serde_json::from_str(raw)
+            .map_err(|e| anyhow!("{} line {}: {e}", path.display(), i + 1))?;
+        if line.format != TIMELINE_FORMAT {
+            bail!(
+                "{} line {}: format {} (this build reads {TIMELINE_FORMAT})",
+                path.display(),
+                i + 1,
+                line.format
+            );
+        }
+        lines.push(line);
+    }
+    Ok(lines)
 }
 
 /// The loop was stopped by Ctrl-C; everything finished is on disk.
@@ -330,9 +390,15 @@ impl Loop<'_> {
         self.state.elapsed_secs + self.session_start.elapsed().as_secs_f64()
     }
 
+    fn cpu(&self) -> f64 {
+        self.state.cpu_secs + (process_cpu_secs() - self.session_cpu_start).max(0.0)
+    }
+
     /// Moves to `stage` and saves the state (time spent so far included).
     fn advance(&mut self, stage: Stage) -> Result<()> {
         let now = self.elapsed();
+        self.state.cpu_secs = self.cpu();
+        self.session_cpu_start = process_cpu_secs();
         self.state.elapsed_secs = now;
         self.session_start = Instant::now();
         self.state.stage = stage;
@@ -745,6 +811,9 @@ impl Loop<'_> {
                     .then(|| format!("Elo {} ± {}", cols[2], cols[3]))
             })
         });
+        if generation == 0 && evals.is_empty() && elo.is_none() {
+            parts.push(format!("initial network {best} (not evaluated: run.eval_games = 0)"));
+        }
         if !evals.is_empty() || elo.is_some() {
             parts.push(format!(
                 "best {best}{}{}",
@@ -771,10 +840,8 @@ impl Loop<'_> {
             if !self.evaluate(0, &mut report)? {
                 return Ok(Err(Interrupted));
             }
-            if !report.evals.is_empty() {
-                let line = self.summary_line(0, &report, self.elapsed());
-                self.log(0, &line)?;
-            }
+            let line = self.summary_line(0, &report, self.elapsed());
+            self.log(0, &line)?;
             self.state.generation = 1;
             self.advance(Stage::Selfplay)?;
         }
@@ -843,7 +910,22 @@ impl Loop<'_> {
         let prefix = format!("gen {generation:>3} |");
         let logged = std::fs::read_to_string(&path)
             .is_ok_and(|text| text.lines().any(|l| l.starts_with(&prefix)));
-        if logged { Ok(()) } else { fsutil::append(&path, &format!("{line}\n")) }
+        if !logged {
+            fsutil::append(&path, &format!("{line}\n"))?;
+        }
+        if !read_timeline(&self.dir.root)?.iter().any(|l| l.generation == generation) {
+            let entry = TimelineLine {
+                format: TIMELINE_FORMAT,
+                generation,
+                best: read_best(&self.dir)?,
+                elapsed_secs: self.elapsed(),
+                cpu_secs: self.cpu(),
+                cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            };
+            let text = serde_json::to_string(&entry)?;
+            fsutil::append(&self.dir.path("timeline.jsonl"), &format!("{text}\n"))?;
+        }
+        Ok(())
     }
 }
 
@@ -873,6 +955,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             generation: 0,
             stage: Stage::Init,
             elapsed_secs: 0.0,
+            cpu_secs: 0.0,
             train_target: None,
             gate: None,
         },
@@ -925,6 +1008,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         tensorboard,
         concurrency,
         session_start: Instant::now(),
+        session_cpu_start: process_cpu_secs(),
         state,
     };
     match run_loop.run()? {
@@ -943,7 +1027,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Err(Interrupted) => {
             let _ = save_state(
                 &run_loop.dir,
-                &RunState { elapsed_secs: run_loop.elapsed(), ..run_loop.state.clone() },
+                &RunState {
+                    elapsed_secs: run_loop.elapsed(),
+                    cpu_secs: run_loop.cpu(),
+                    ..run_loop.state.clone()
+                },
             );
             eprintln!("interrupted: everything finished is saved; run the same command to resume");
             Ok(ExitCode::from(130))

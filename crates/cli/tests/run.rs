@@ -186,6 +186,53 @@ fn killed_run_resumes_with_nothing_lost_or_repeated() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(games_in(&dir, 3), 8);
     assert_eq!(log_generations(&dir), ["gen   0", "gen   1", "gen   2", "gen   3"]);
+
+    // The timeline has one line per generation, across the kill and the resumes, with wall
+    // and CPU time that never go back.
+    let timeline: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("timeline.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let generations: Vec<u64> =
+        timeline.iter().map(|l| l["generation"].as_u64().unwrap()).collect();
+    assert_eq!(generations, [0, 1, 2, 3]);
+    for pair in timeline.windows(2) {
+        for key in ["elapsed_secs", "cpu_secs"] {
+            let (a, b) = (pair[0][key].as_f64().unwrap(), pair[1][key].as_f64().unwrap());
+            assert!(b > a && a >= 0.0, "{key}: {a} then {b}");
+        }
+    }
+    assert_eq!(timeline[0]["best"], "000000");
+    let best_now = std::fs::read_to_string(dir.join("models/best.json")).unwrap();
+    let best_now = best_now.split('"').nth(3).unwrap().trim_end_matches(".safetensors");
+    assert_eq!(timeline[3]["best"], best_now);
+
+    // The gauntlet rates the run's networks against the ladder, by CPU time, and a second
+    // call replays nothing.
+    let out = tmp.join("gauntlet");
+    let out_s = out.display().to_string();
+    let gauntlet = [
+        "gauntlet", "--run", &dir_s, "--ladder", "random", "--ladder", "greedy", "--points", "2",
+        "--games", "2", "--nodes", "4", "--out", &out_s,
+    ];
+    let o = run(&gauntlet);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let printed = text(&o.stdout);
+    assert!(printed.contains("r/000000 vs random: "), "{printed}");
+    assert!(printed.lines().any(|l| l.starts_with("player ") && l.contains("CPU h")), "{printed}");
+    for file in ["results.jsonl", "ratings.csv", "networks.csv", "elo-cpu.svg"] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    let networks = std::fs::read_to_string(out.join("networks.csv")).unwrap();
+    assert!(networks.starts_with("run,name,cpu_hours"), "{networks}");
+    assert_eq!(networks.lines().count(), 3, "two networks: {networks}");
+    let results = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert_unique(&labels(&out.join("results.jsonl")));
+    let o = run(&gauntlet);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains(" vs random: "), "nothing replayed");
+    assert_eq!(std::fs::read_to_string(out.join("results.jsonl")).unwrap(), results);
     let _ = std::fs::remove_dir_all(&tmp);
 }
 

@@ -23,6 +23,7 @@
 pub mod alphabeta;
 pub mod files;
 pub mod gate;
+pub mod gauntlet;
 pub mod greedy;
 pub mod material;
 pub mod openings;
@@ -39,7 +40,9 @@ pub use gate::{GateConfig, GateReason, GateResult, decide, gate};
 pub use greedy::GreedyPlayer;
 pub use openings::{OpeningError, Openings};
 pub use player::{MctsPlayer, Player, PlayerError, PolicyPlayer, RandomPlayer, SharedEvaluator};
-pub use plot::{PlotError, PlotPoint, elo_plot_svg, generation_of, generation_series};
+pub use plot::{
+    PlotError, PlotPoint, elo_chart_svg, elo_plot_svg, generation_of, generation_series,
+};
 pub use rating::{
     Rating, RatingError, RatingList, RatingOptions, ResultsError, ResultsLine, rate, read_results,
 };

@@ -1,6 +1,7 @@
-//! The Elo-over-generations chart as SVG (plotters' SVG backend, no font files: about 3 s of
-//! extra build time): one line with 95% error bars for the promoted networks, one horizontal
-//! line per fixed baseline.
+//! Elo charts as SVG (plotters' SVG backend, no font files: about 3 s of extra build time): a
+//! line with 95% error bars per series of networks (the promoted networks of a run by
+//! generation; or several runs by CPU hours, as `atomzero gauntlet` draws them), and one
+//! horizontal line per fixed baseline.
 
 use crate::rating::RatingList;
 use plotters::prelude::*;
@@ -73,22 +74,41 @@ pub fn generation_series(
     (points, baselines)
 }
 
-/// Draws the chart and returns the SVG text.
+/// Draws the Elo-over-generations chart (one series, "network") and returns the SVG text.
 pub fn elo_plot_svg(
     title: &str,
     points: &[PlotPoint],
     baselines: &[(String, f64)],
 ) -> Result<String, PlotError> {
+    let series = [("network".to_string(), points.to_vec())];
+    elo_chart_svg(title, "generation", true, &series, baselines)
+}
+
+/// Colours of the network series, in order.
+const SERIES_COLORS: [RGBColor; 4] =
+    [RGBColor(20, 60, 200), RGBColor(230, 100, 20), RGBColor(20, 150, 20), RGBColor(150, 20, 150)];
+
+/// Draws an Elo chart with one line (points with 95% error bars) per named series, one
+/// horizontal line per fixed baseline, `x_label` under the x axis (whole-number ticks only if
+/// `integer_x`), and returns the SVG text.
+pub fn elo_chart_svg(
+    title: &str,
+    x_label: &str,
+    integer_x: bool,
+    series: &[(String, Vec<PlotPoint>)],
+    baselines: &[(String, f64)],
+) -> Result<String, PlotError> {
     let err = |e: &dyn fmt::Display| PlotError(e.to_string());
-    let (mut x0, mut x1) = points
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.x), hi.max(p.x)));
+    let points = || series.iter().flat_map(|(_, points)| points.iter());
+    let (mut x0, mut x1) =
+        points().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.x), hi.max(p.x)));
     if !x0.is_finite() {
         (x0, x1) = (0.0, 1.0);
     }
-    let (x0, x1) = (x0 - 0.5, x1 + 0.5);
+    let x_pad = if integer_x { 0.5 } else { ((x1 - x0) * 0.04).max(1e-3) };
+    let (x0, x1) = (x0 - x_pad, x1 + x_pad);
     let mut ys: Vec<f64> = baselines.iter().map(|b| b.1).collect();
-    for p in points {
+    for p in points() {
         ys.push(p.elo);
         if p.error.is_finite() {
             ys.push(p.elo - p.error);
@@ -119,20 +139,23 @@ pub fn elo_plot_svg(
             .y_label_area_size(64)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(|e| err(&e))?;
+        let integer_labels = |x: &f64| {
+            if (x - x.round()).abs() < 1e-9 {
+                format!("{}", x.round() as i64)
+            } else {
+                String::new()
+            }
+        };
+        let decimal_labels = |x: &f64| format!("{x:.2}");
+        let x_formatter: &dyn Fn(&f64) -> String =
+            if integer_x { &integer_labels } else { &decimal_labels };
         chart
             .configure_mesh()
-            .x_desc("generation")
+            .x_desc(x_label)
             .y_desc("Elo")
             .x_labels(12)
             .light_line_style(RGBColor(238, 238, 238))
-            // Generations are whole numbers: label only the integer ticks.
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-9 {
-                    format!("{}", x.round() as i64)
-                } else {
-                    String::new()
-                }
-            })
+            .x_label_formatter(x_formatter)
             .y_label_formatter(&|y| format!("{y:.0}"))
             .draw()
             .map_err(|e| err(&e))?;
@@ -144,20 +167,23 @@ pub fn elo_plot_svg(
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         }
-        let line = BLUE.stroke_width(2);
-        chart
-            .draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.elo)), line))
-            .map_err(|e| err(&e))?
-            .label("network")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line));
-        chart
-            .draw_series(points.iter().filter(|p| p.error.is_finite()).map(|p| {
-                PathElement::new(vec![(p.x, p.elo - p.error), (p.x, p.elo + p.error)], BLUE)
-            }))
-            .map_err(|e| err(&e))?;
-        chart
-            .draw_series(points.iter().map(|p| Circle::new((p.x, p.elo), 3, BLUE.filled())))
-            .map_err(|e| err(&e))?;
+        for (i, (name, points)) in series.iter().enumerate() {
+            let color = SERIES_COLORS[i % SERIES_COLORS.len()];
+            let line = color.stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.elo)), line))
+                .map_err(|e| err(&e))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line));
+            chart
+                .draw_series(points.iter().filter(|p| p.error.is_finite()).map(|p| {
+                    PathElement::new(vec![(p.x, p.elo - p.error), (p.x, p.elo + p.error)], color)
+                }))
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series(points.iter().map(|p| Circle::new((p.x, p.elo), 3, color.filled())))
+                .map_err(|e| err(&e))?;
+        }
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
@@ -203,5 +229,15 @@ mod tests {
         assert_eq!(svg, elo_plot_svg("Elo over generations", &points, &baselines).unwrap());
         // An empty chart still draws.
         assert!(elo_plot_svg("empty", &[], &[]).unwrap().contains("</svg>"));
+        // Several runs over CPU hours: one named line each.
+        let series = [
+            ("run-a".to_string(), points.to_vec()),
+            ("run-b".to_string(), vec![PlotPoint { x: 0.25, elo: 90.0, error: 30.0 }]),
+        ];
+        let svg =
+            elo_chart_svg("Elo over CPU time", "CPU hours", false, &series, &baselines).unwrap();
+        for text in ["Elo over CPU time", "run-a", "run-b", "CPU hours", "random"] {
+            assert!(svg.contains(text), "missing {text}");
+        }
     }
 }
