@@ -11,6 +11,7 @@ mod models;
 mod perft_cmd;
 mod run_cmd;
 mod selfplay_cmd;
+mod shipped;
 mod train_cmd;
 mod uci_cmd;
 

@@ -22,7 +22,7 @@ pub struct LoadedModel {
 }
 
 /// Loads `spec`: `random` (seeded random priors and values: generation 0), `uniform` (equal
-/// priors, even value: pure MCTS on the rules), or the path of a saved network (its `.json`
+/// priors, even value: pure MCTS on the rules), `shipped` (the network in the binary), or the path of a saved network (its `.json`
 /// sidecar beside it), run on `device`.
 pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel> {
     match spec {
@@ -36,6 +36,7 @@ pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel> {
             history: 0,
             name: "uniform".into(),
         }),
+        crate::shipped::SPEC => load(&crate::shipped::path()?.to_string_lossy(), seed, device),
         path => {
             if !Path::new(path).exists() {
                 bail!("model '{path}' not found (expected a network file, 'random' or 'uniform')");
@@ -77,8 +78,11 @@ impl ModelLoader for NetLoader {
     }
 
     fn search_config(&self, path: &str) -> SearchConfig {
-        let history =
-            atomzero_nn::read_metadata(Path::new(path)).map_or(0, |m| m.net.encoder.history);
+        let path = match path {
+            crate::shipped::SPEC => crate::shipped::path().unwrap_or_default(),
+            path => path.into(),
+        };
+        let history = atomzero_nn::read_metadata(&path).map_or(0, |m| m.net.encoder.history);
         SearchConfig { history, ..SearchConfig::default().without_noise() }
     }
 }

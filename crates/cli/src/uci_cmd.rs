@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug)]
 pub struct UciArgs {
     /// Network to play with (also settable with `setoption name Model value PATH`; `random`
-    /// and `uniform` work too). Without one the engine plays pure MCTS with uniform priors.
+    /// and `uniform` work too). Default: the network shipped in the binary (nets/README.md);
+    /// `--model uniform` plays pure MCTS with uniform priors.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Config file (for the network device).
@@ -25,7 +26,10 @@ pub fn run(args: UciArgs) -> Result<()> {
         name: format!("atomzero {}", env!("CARGO_PKG_VERSION")),
         ..EngineConfig::default()
     };
-    engine.options.model = args.model;
+    engine.options.model = match args.model {
+        Some(model) => Some(model),
+        None => Some(crate::shipped::path()?),
+    };
     let loader = move |path: &Path, _threads: usize| {
         models::load(&path.to_string_lossy(), 0, device)
             .map(|m| LoadedModel::new(m.evaluator).with_history(m.history))

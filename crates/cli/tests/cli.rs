@@ -283,3 +283,32 @@ fn a_closed_stdout_ends_quietly_without_a_panic() {
     assert!(!stderr.contains("panicked"), "stderr: {stderr}");
     assert_eq!(output.status.code(), Some(141), "stderr: {stderr}");
 }
+
+#[test]
+fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
+    use std::io::Write;
+    let cache = temp_dir("uci-shipped");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .arg("uci")
+        .env("ATOMZERO_CACHE", &cache)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run atomzero uci");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"uci\nisready\nposition startpos\ngo nodes 64\nquit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The embedded network was written to the cache and loaded from there.
+    assert!(out.contains("model loaded: ") && out.contains("atomic.safetensors"), "{out}");
+    assert!(!out.contains("no model loaded"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("bestmove ")), "{out}");
+    let nets: Vec<_> = std::fs::read_dir(cache.join("nets")).unwrap().collect();
+    assert_eq!(nets.len(), 1);
+}

@@ -272,7 +272,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
 }
 
 /// FNV-1a, 64 bit: enough to catch a damaged or mismatched file (not an adversary).
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &byte in bytes {
         hash ^= u64::from(byte);
