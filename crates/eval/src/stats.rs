@@ -115,27 +115,48 @@ impl Wdl {
         self.draws as f64 / self.games() as f64
     }
 
-    /// Elo difference, 95% error bar, LOS and draw ratio as cutechess-cli computes them.
+    /// Elo difference, 95% error bar, LOS and draw ratio as cutechess-cli computes them, with
+    /// one change that keeps every figure finite: where cutechess's normal interval on the
+    /// score leaves (0, 1) (a perfect or zero score, or nearly so: it prints `inf +/- nan`),
+    /// the estimate adds one drawn game as a prior (as BayesElo and Ordo use priors) and takes
+    /// the interval in Elo space by the delta method. NaN only without games.
     pub fn elo(&self) -> EloEstimate {
         let n = self.games() as f64;
         let (w, d, l) = (self.wins as f64 / n, self.draws as f64 / n, self.losses as f64 / n);
-        let mu = w + d / 2.0;
-        let dev_w = w * (1.0 - mu).powi(2);
-        let dev_l = l * (0.0 - mu).powi(2);
-        let dev_d = d * (0.5 - mu).powi(2);
-        let stdev = (dev_w + dev_l + dev_d).sqrt() / n.sqrt();
+        let (mu, stdev) = score_mean_stdev(w, d, l, n);
         let mu_min = mu + phi_inv(0.025) * stdev;
         let mu_max = mu + phi_inv(0.975) * stdev;
         let decisive = (self.wins + self.losses) as f64;
-        EloEstimate {
-            diff: elo_from_score(mu),
-            error: (elo_from_score(mu_max) - elo_from_score(mu_min)) / 2.0,
-            los: 100.0
+        let los = if decisive > 0.0 {
+            100.0
                 * (0.5
-                    + 0.5 * erf((self.wins as f64 - self.losses as f64) / (2.0 * decisive).sqrt())),
-            draw_ratio: self.draw_ratio(),
-        }
+                    + 0.5 * erf((self.wins as f64 - self.losses as f64) / (2.0 * decisive).sqrt()))
+        } else {
+            50.0
+        };
+        let (diff, error) = if mu_min > 0.0 && mu_max < 1.0 {
+            (elo_from_score(mu), (elo_from_score(mu_max) - elo_from_score(mu_min)) / 2.0)
+        } else {
+            // One pseudo-draw: the score moves inside (0, 1) and its spread stays positive.
+            let m = n + 1.0;
+            let (w, d, l) =
+                (self.wins as f64 / m, (self.draws as f64 + 1.0) / m, self.losses as f64 / m);
+            let (mu, stdev) = score_mean_stdev(w, d, l, m);
+            let slope = 400.0 / (std::f64::consts::LN_10 * mu * (1.0 - mu));
+            (elo_from_score(mu), phi_inv(0.975) * stdev * slope)
+        };
+        EloEstimate { diff, error, los, draw_ratio: self.draw_ratio() }
     }
+}
+
+/// Mean score per game and its standard error over `n` games with outcome frequencies
+/// `w`, `d`, `l` (cutechess-cli's trinomial estimate).
+fn score_mean_stdev(w: f64, d: f64, l: f64, n: f64) -> (f64, f64) {
+    let mu = w + d / 2.0;
+    let dev_w = w * (1.0 - mu).powi(2);
+    let dev_l = l * (0.0 - mu).powi(2);
+    let dev_d = d * (0.5 - mu).powi(2);
+    (mu, (dev_w + dev_l + dev_d).sqrt() / n.sqrt())
 }
 
 /// An Elo estimate from W/D/L (see the module docs for the formulas).

@@ -53,8 +53,40 @@ fn lines_are_formatted_as_cutechess_prints_them() {
     let wdl = Wdl::new(30, 60, 10);
     assert_eq!(score_line("x", "y", &wdl), "Score of x vs y: 30 - 10 - 60  [0.600] 100");
     assert_eq!(elo_line(&wdl), "Elo difference: 70.4 +/- 42.8, LOS: 99.9 %, DrawRatio: 60.0 %");
-    // All wins: an infinite Elo, printed as cutechess does.
-    assert!(elo_line(&Wdl::new(5, 0, 0)).starts_with("Elo difference: inf +/- "));
+}
+
+#[test]
+fn perfect_and_zero_scores_get_finite_error_bars() {
+    // 30 wins: cutechess prints `inf +/- nan`. With one pseudo-draw: score 61/62, Elo
+    // 400 log10(61) = 714.1; standard error sqrt((30/31)(1/62)^2 + (1/31)(30/62)^2) / sqrt(31)
+    // = 0.015867, times 1.96 and the slope 400 / (ln 10 * 61/62 * 1/62) = 10947: 340.4.
+    let e = Wdl::new(30, 0, 0).elo();
+    close(e.diff, 714.13, 0.01);
+    close(e.error, 340.4, 0.1);
+    let e0 = Wdl::new(0, 0, 30).elo();
+    close(e0.diff, -714.13, 0.01);
+    close(e0.error, 340.4, 0.1);
+    assert_eq!(
+        elo_line(&Wdl::new(30, 0, 0)),
+        "Elo difference: 714.1 +/- 340.4, LOS: 100.0 %, DrawRatio: 0.0 %"
+    );
+    // Nearly everything (the 1-39-0): the normal interval would reach below 0.
+    let e = Wdl::new(1, 0, 39).elo();
+    assert!(e.diff.is_finite() && e.error.is_finite() && e.error > 0.0, "{e:?}");
+    assert!(e.diff < -400.0 && e.diff > -700.0, "{e:?}");
+    // More wins, a higher lower bound, close to the Wilson interval's lower end n / (n + z^2)
+    // (30 games: 0.8865, Elo 357; 300 games: 0.9874, Elo 758).
+    let lower = |n: u64| {
+        let e = Wdl::new(n, 0, 0).elo();
+        e.diff - e.error
+    };
+    let wilson = |n: f64| elo_from_score(n / (n + 1.959_964f64.powi(2)));
+    assert!(lower(300) > lower(30) + 300.0, "{} {}", lower(300), lower(30));
+    close(lower(30), wilson(30.0), 25.0);
+    close(lower(300), wilson(300.0), 25.0);
+    // All draws: 0 +/- 0 with an even LOS, as before nothing is undefined.
+    let e = Wdl::new(0, 10, 0).elo();
+    assert_eq!((e.diff, e.error, e.los), (0.0, 0.0, 50.0));
 }
 
 #[test]
