@@ -297,8 +297,11 @@ pub fn train(
             compute_secs,
         };
         on_step(&report);
+        let stop = options.interrupted.is_some_and(|f| f.load(Ordering::Relaxed));
+        // Every `log_every` steps, and always the last step of the call (a run whose training
+        // ends between two cadence steps still shows its final state).
         if let Some(tb) = tensorboard.as_mut()
-            && step.is_multiple_of(config.log_every)
+            && (step.is_multiple_of(config.log_every) || step == target_step || stop)
         {
             let (entropy, accuracy) = policy_entropy_and_value_accuracy(trainer.net(), &batch);
             let scalars = [
@@ -317,7 +320,6 @@ pub fn train(
             }
             tb.flush().map_err(TrainError::Log)?;
         }
-        let stop = options.interrupted.is_some_and(|f| f.load(Ordering::Relaxed));
         if step.is_multiple_of(config.checkpoint_every) || step == target_step || stop {
             save(&trainer, step, &sampler)?;
         }

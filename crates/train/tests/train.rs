@@ -223,3 +223,21 @@ fn regression_checkpoint_keeps_batchnorm_running_statistics() {
     assert!(max_diff < 1e-6, "reload differs by {max_diff}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn tensorboard_gets_the_final_step_between_two_cadence_steps() {
+    // log_every = 5: a call ending at step 7 logs steps 5 and 7; resumed to 12, steps 10 and 12.
+    let dir = temp_dir("tb-final");
+    make_data(&dir.join("data"), 4);
+    let (data, ckpt, tb) = (dir.join("data"), dir.join("ckpt"), dir.join("tb"));
+    train(options(&data, &ckpt, Some(&tb), None, 7), |_| {}).unwrap();
+    train(options(&data, &ckpt, Some(&tb), None, 12), |_| {}).unwrap();
+    let mut steps: Vec<i64> = Vec::new();
+    for file in std::fs::read_dir(&tb).unwrap() {
+        let scalars = read_scalars(&file.unwrap().path()).unwrap();
+        steps.extend(scalars.iter().filter(|s| s.0 == "loss/total").map(|s| s.1));
+    }
+    steps.sort_unstable();
+    assert_eq!(steps, [5, 7, 10, 12]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
