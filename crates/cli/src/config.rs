@@ -114,7 +114,8 @@ impl RunConfig {
         check((0.0..=1.0).contains(&self.gate_threshold), "run.gate_threshold must be in [0, 1]")?;
         check(self.match_max_plies >= 1, "run.match_max_plies must be at least 1")?;
         if !self.gate_sprt.trim().is_empty() {
-            crate::match_cmd::parse_sprt(&self.gate_sprt)
+            self.gate_sprt
+                .parse::<atomzero_eval::SprtConfig>()
                 .map_err(|e| anyhow::anyhow!("run.gate_sprt: {e}"))?;
         }
         for b in &self.baselines {

@@ -43,24 +43,9 @@ pub struct MatchArgs {
     config: Option<PathBuf>,
 }
 
-/// Parses `elo0=0,elo1=10,alpha=0.05,beta=0.05` (any subset; defaults as shown).
-pub fn parse_sprt(text: &str) -> Result<SprtConfig> {
-    let mut sprt = SprtConfig::default();
-    for part in text.split(',').filter(|p| !p.is_empty()) {
-        let (key, value) = part
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--sprt: expected key=value, got '{part}'"))?;
-        let v: f64 =
-            value.parse().map_err(|_| anyhow!("--sprt: {key}: not a number: '{value}'"))?;
-        match key {
-            "elo0" => sprt.elo0 = v,
-            "elo1" => sprt.elo1 = v,
-            "alpha" => sprt.alpha = v,
-            "beta" => sprt.beta = v,
-            _ => bail!("--sprt: unknown key '{key}' (elo0, elo1, alpha, beta)"),
-        }
-    }
-    Ok(sprt)
+/// `--sprt` / `run.gate_sprt`: `SprtConfig`'s `key=value` form (atomzero-eval).
+fn parse_sprt(text: &str) -> Result<SprtConfig> {
+    text.parse().map_err(|e| anyhow!("--sprt: {e}"))
 }
 
 fn openings(path: Option<&Path>, variant: atomzero_rules::Variant) -> Result<Openings> {

@@ -28,7 +28,6 @@
 
 use crate::config::Config;
 use crate::fsutil;
-use crate::match_cmd::parse_sprt;
 use crate::models::{self, NetLoader};
 use crate::selfplay_cmd::{Tally, interrupt_flag, play_and_write, progress_bar};
 use anyhow::{Context, Result, anyhow, bail};
@@ -642,7 +641,8 @@ impl Loop<'_> {
                 &format!("atomzero gate {candidate} vs {best}"),
             )?;
             if !run.gate_sprt.trim().is_empty() {
-                config.sprt = Some(parse_sprt(&run.gate_sprt)?);
+                config.sprt =
+                    Some(run.gate_sprt.parse().map_err(|e| anyhow!("run.gate_sprt: {e}"))?);
             }
             let Some(result) = self.play(&first, &second, &config, Some(run.gate_threshold))?
             else {

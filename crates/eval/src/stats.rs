@@ -256,6 +256,49 @@ pub struct SprtConfig {
     pub model: EloModel,
 }
 
+/// Why a `key=value,...` SPRT setting (`elo0`, `elo1`, `alpha`, `beta`) could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SprtParseError(String);
+
+impl fmt::Display for SprtParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SprtParseError {}
+
+impl std::str::FromStr for SprtConfig {
+    type Err = SprtParseError;
+
+    /// Reads `elo0=0,elo1=10,alpha=0.05,beta=0.05` (any subset, in any order; the others keep
+    /// their [`Default`]). An empty string is the default test.
+    fn from_str(text: &str) -> Result<SprtConfig, SprtParseError> {
+        let mut sprt = SprtConfig::default();
+        for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| SprtParseError(format!("expected key=value, got '{part}'")))?;
+            let (key, value) = (key.trim(), value.trim());
+            let v: f64 = value
+                .parse()
+                .map_err(|_| SprtParseError(format!("{key}: not a number: '{value}'")))?;
+            match key {
+                "elo0" => sprt.elo0 = v,
+                "elo1" => sprt.elo1 = v,
+                "alpha" => sprt.alpha = v,
+                "beta" => sprt.beta = v,
+                _ => {
+                    return Err(SprtParseError(format!(
+                        "unknown key '{key}' (elo0, elo1, alpha, beta)"
+                    )));
+                }
+            }
+        }
+        Ok(sprt)
+    }
+}
+
 impl Default for SprtConfig {
     /// Fishtest's usual short test: normalized Elo 0 against 2, alpha = beta = 0.05.
     fn default() -> SprtConfig {
@@ -590,6 +633,8 @@ pub fn fixed(x: f64, decimals: usize) -> String {
     } else if x.is_infinite() {
         if x > 0.0 { "inf".to_string() } else { "-inf".to_string() }
     } else {
+        // `+ 0.0` turns an exact -0 (an even score's Elo) into 0.
+        let x = x + 0.0;
         format!("{x:.decimals$}")
     }
 }

@@ -24,6 +24,8 @@ fn a_75_percent_score_is_190_8_elo() {
     let wdl = Wdl::new(70, 10, 20);
     assert_eq!(wdl.score(), 0.75);
     assert_eq!(fixed(wdl.elo().diff, 1), "190.8");
+    // An even score prints 0.0, not -0.0 (seen: `Elo difference: -0.0 +/- 321.0` at 1-1).
+    assert_eq!(fixed(Wdl::new(1, 0, 1).elo().diff, 1), "0.0");
 }
 
 #[test]
@@ -185,4 +187,19 @@ fn sprt_verdicts() {
     let status = sprt.status(&Pentanomial::new([1, 2, 4, 2, 1]));
     assert_eq!(status.verdict, None);
     assert!(!status.to_string().contains("accepted"));
+}
+
+#[test]
+fn sprt_settings_parse_from_key_value_text() {
+    let sprt: SprtConfig = "elo0=0,elo1=50,alpha=0.1,beta=0.2".parse().unwrap();
+    assert_eq!((sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta), (0.0, 50.0, 0.1, 0.2));
+    // A subset keeps the other defaults; spaces around keys and values are allowed.
+    let sprt: SprtConfig = " elo1 = 5 ".parse().unwrap();
+    let default = SprtConfig::default();
+    assert_eq!((sprt.elo0, sprt.elo1, sprt.alpha), (default.elo0, 5.0, default.alpha));
+    assert_eq!("".parse::<SprtConfig>().unwrap(), default);
+    let err = |text: &str| text.parse::<SprtConfig>().unwrap_err().to_string();
+    assert_eq!(err("elo0"), "expected key=value, got 'elo0'");
+    assert_eq!(err("elo1=x"), "elo1: not a number: 'x'");
+    assert_eq!(err("gamma=1"), "unknown key 'gamma' (elo0, elo1, alpha, beta)");
 }
