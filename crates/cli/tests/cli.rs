@@ -312,3 +312,21 @@ fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
     let nets: Vec<_> = std::fs::read_dir(cache.join("nets")).unwrap().collect();
     assert_eq!(nets.len(), 1);
 }
+
+#[test]
+fn bench_net_measures_its_peak_in_the_same_run() {
+    let o = atomzero(&["bench", "net", "--config", "tiny", "--batches", "1", "--quick"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // "peak, measured now: sgemm 256^3 (matrixmultiply) X GFLOP/s on 1 thread, Y GFLOP/s on N."
+    let line = out.lines().find(|l| l.contains("peak, measured now")).expect(&out);
+    let numbers: Vec<f64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse::<f64>().ok())
+        .filter(|&x| x != 1.0)
+        .collect();
+    assert!(numbers.len() >= 2 && numbers[..2].iter().all(|&x| x > 0.5), "{line}");
+    // Every share is of that peak, with the figure beside it.
+    assert!(out.contains("% of peak"), "{out}");
+    assert!(out.lines().any(|l| l.contains("infer batch    1:")), "{out}");
+}
