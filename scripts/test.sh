@@ -19,9 +19,14 @@ echo "== perft: published atomic suite (full depth)"
 echo "== perft: published variant suites (full depth)"
 "$bin" perft --suite crates/rules/tests/data/atomic-variants.perft
 
+times=()
 for script in scripts/checks/*.sh; do
   [ -e "$script" ] || continue
   echo "== $script"
+  t0=$SECONDS
   bash "$script"
+  times+=("$(printf '%5d s  %s' $((SECONDS - t0)) "$script")")
 done
+echo "== check times"
+printf '%s\n' "${times[@]}"
 echo "== all tests passed"
