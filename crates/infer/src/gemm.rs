@@ -10,11 +10,11 @@ use pulp::{Arch, Simd, WithSimd};
 
 /// Rows of `C` per register block: 12 × 2 vectors = 24 accumulators, which fits AVX-512's 32
 /// registers (measured best of 4, 8, 12, 14 here; AVX2's 16 registers would want 6).
-pub(crate) const MR: usize = 12;
+pub const MR: usize = 12;
 
 /// `A` (`m × k`, row-major) packed for the kernel: `[⌈m / MR⌉][k][MR]`, rows past `m` zero.
 #[derive(Clone, Debug)]
-pub(crate) struct PackedA {
+pub struct PackedA {
     m: usize,
     k: usize,
     data: Vec<f32>,
@@ -22,25 +22,40 @@ pub(crate) struct PackedA {
 
 impl PackedA {
     /// Packs the row-major `m × k` matrix `a`.
-    pub(crate) fn new(a: &[f32], m: usize, k: usize) -> PackedA {
+    pub fn new(a: &[f32], m: usize, k: usize) -> PackedA {
+        let mut packed = PackedA::empty();
+        packed.repack(a, m, k);
+        packed
+    }
+
+    /// Packs the row-major `m × k` matrix `a` into this buffer, reusing its allocation.
+    pub fn repack(&mut self, a: &[f32], m: usize, k: usize) {
         let blocks = m.div_ceil(MR);
-        let mut data = vec![0.0f32; blocks * k * MR];
+        self.data.clear();
+        self.data.resize(blocks * k * MR, 0.0);
         for row in 0..m {
             let (block, r) = (row / MR, row % MR);
+            let packed = &mut self.data[block * k * MR..(block + 1) * k * MR];
             for (kk, &value) in a[row * k..(row + 1) * k].iter().enumerate() {
-                data[(block * k + kk) * MR + r] = value;
+                packed[kk * MR + r] = value;
             }
         }
-        PackedA { m, k, data }
+        self.m = m;
+        self.k = k;
+    }
+
+    /// An empty matrix (`0 × 0`), to be filled by [`PackedA::repack`].
+    pub fn empty() -> PackedA {
+        PackedA { m: 0, k: 0, data: Vec::new() }
     }
 
     /// Rows.
-    pub(crate) fn rows(&self) -> usize {
+    pub fn rows(&self) -> usize {
         self.m
     }
 
     /// Columns (the inner dimension).
-    pub(crate) fn cols(&self) -> usize {
+    pub fn cols(&self) -> usize {
         self.k
     }
 }
@@ -49,20 +64,13 @@ impl PackedA {
 ///
 /// Callers size every buffer from the architecture, so a length mismatch is a bug in this
 /// crate, not bad input.
-pub(crate) fn gemm(a: &PackedA, b: &[f32], n: usize, c: &mut [f32]) {
+pub fn gemm(a: &PackedA, b: &[f32], n: usize, c: &mut [f32]) {
     gemm_strided(a, b, n, n, c, false);
 }
 
 /// `c [m × n] (+)= a · b` where row `kk` of `b` starts at `kk · ldb` (`ldb ≥ n`): a window of a
 /// wider matrix. With `accumulate`, the product is added to `c`.
-pub(crate) fn gemm_strided(
-    a: &PackedA,
-    b: &[f32],
-    ldb: usize,
-    n: usize,
-    c: &mut [f32],
-    accumulate: bool,
-) {
+pub fn gemm_strided(a: &PackedA, b: &[f32], ldb: usize, n: usize, c: &mut [f32], accumulate: bool) {
     let b_len = if a.k == 0 { 0 } else { (a.k - 1) * ldb + n };
     assert!(ldb >= n && b.len() >= b_len && c.len() == a.m * n, "gemm: buffer sizes");
     Arch::new().dispatch(Gemm { a, b, rows: Strided(ldb), n, c, accumulate });
@@ -254,6 +262,70 @@ fn kernel_1<S: Simd, R: RowStart>(
     }
 }
 
+/// Rows and columns of `C` per block of [`gemm_abt`]: 4 × 4 dot products, 16 vector
+/// accumulators and 8 loads per step of the inner dimension.
+const ABT_BLOCK: usize = 4;
+
+/// `c [m × n] = a [m × k] · b [n × k]ᵀ`, both operands row-major (contiguous along the summed
+/// dimension `k`): each entry is a dot product of a row of `a` and a row of `b`. This is a
+/// weight gradient's shape (the sum runs over positions), so neither operand is transposed or
+/// packed.
+pub fn gemm_abt(a: &[f32], m: usize, b: &[f32], n: usize, k: usize, c: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= n * k && c.len() == m * n, "gemm_abt: buffer sizes");
+    if m == 0 || n == 0 {
+        return;
+    }
+    Arch::new().dispatch(Abt { a, m, b, n, k, c });
+}
+
+struct Abt<'a> {
+    a: &'a [f32],
+    m: usize,
+    b: &'a [f32],
+    n: usize,
+    k: usize,
+    c: &'a mut [f32],
+}
+
+impl WithSimd for Abt<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Abt { a, m, b, n, k, c } = self;
+        // Rows past the end repeat the last row; their results are dropped.
+        fn row(matrix: &[f32], rows: usize, k: usize, i: usize) -> &[f32] {
+            let i = i.min(rows - 1);
+            &matrix[i * k..(i + 1) * k]
+        }
+        for i0 in (0..m).step_by(ABT_BLOCK) {
+            let ra: [&[f32]; ABT_BLOCK] = std::array::from_fn(|r| row(a, m, k, i0 + r));
+            let va = ra.map(|r| S::as_simd_f32s(r));
+            for j0 in (0..n).step_by(ABT_BLOCK) {
+                let rb: [&[f32]; ABT_BLOCK] = std::array::from_fn(|r| row(b, n, k, j0 + r));
+                let vb = rb.map(|r| S::as_simd_f32s(r));
+                let zero = simd.splat_f32s(0.0);
+                let mut acc = [[zero; ABT_BLOCK]; ABT_BLOCK];
+                for t in 0..va[0].0.len() {
+                    let x: [S::f32s; ABT_BLOCK] = std::array::from_fn(|r| va[r].0[t]);
+                    let y: [S::f32s; ABT_BLOCK] = std::array::from_fn(|s| vb[s].0[t]);
+                    for r in 0..ABT_BLOCK {
+                        for s in 0..ABT_BLOCK {
+                            acc[r][s] = simd.mul_add_f32s(x[r], y[s], acc[r][s]);
+                        }
+                    }
+                }
+                for r in 0..ABT_BLOCK.min(m - i0) {
+                    for s in 0..ABT_BLOCK.min(n - j0) {
+                        let tail: f32 = va[r].1.iter().zip(vb[s].1).map(|(&x, &y)| x * y).sum();
+                        c[(i0 + r) * n + j0 + s] = simd.reduce_sum_f32s(acc[r][s]) + tail;
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,6 +379,28 @@ mod tests {
                         let (got, want) = (window[i * (n - 1) + j - 1], 1.0 + expected(i, j));
                         assert!((got - want).abs() < 1e-4, "window {i},{j}: {got} vs {want}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gemm_abt_equals_naive_product() {
+        let mut state = 11u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        for (m, n, k) in [(1, 1, 1), (3, 5, 7), (4, 4, 16), (9, 6, 33), (73, 32, 100), (2, 3, 0)] {
+            let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+            let b: Vec<f32> = (0..n * k).map(|_| next()).collect();
+            let mut c = vec![f32::NAN; m * n];
+            gemm_abt(&a, m, &b, n, k, &mut c);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
+                    let got = c[i * n + j];
+                    assert!((got - want).abs() < 1e-4, "{m}x{n}x{k} at {i},{j}: {got} vs {want}");
                 }
             }
         }

@@ -8,9 +8,11 @@
 //!   chunks of positions that stay in cache; a reusable [`Workspace`].
 //! - `weights`: the tensors from the safetensors bytes `atomzero_nn` writes, checked by name,
 //!   dtype and shape, with batch norm folded into the convolutions.
-//! - `winograd`: 3×3 convolutions as Winograd F(4×4, 3×3) (36 matrix products per
-//!   convolution, a quarter of the direct multiply-adds), activations `[C][64][B]`.
-//! - `gemm`: the matrix products (matrixmultiply through ndarray's safe API).
+//! - [`winograd`]: 3×3 convolutions as Winograd F(4×4, 3×3) (36 matrix products per
+//!   convolution, a quarter of the direct multiply-adds), activations `[C][64][B]`; and the
+//!   transforms' adjoints, with which the trainer runs the same convolutions backwards.
+//! - [`gemm`]: the matrix products (weights packed once, activations read in place; SIMD
+//!   through `pulp`), public for the trainer (`atomzero-backprop`).
 //! - [`InferEvaluator`] (`evaluator`): `atomzero_mcts::Evaluator`, a drop-in for
 //!   `atomzero_nn::NetEvaluator` with the same encoding and output handling.
 //!
@@ -18,10 +20,10 @@
 
 pub mod error;
 pub mod evaluator;
-mod gemm;
+pub mod gemm;
 pub mod net;
 mod weights;
-mod winograd;
+pub mod winograd;
 
 pub use error::InferError;
 pub use evaluator::InferEvaluator;

@@ -22,13 +22,13 @@ const G: [[f64; 3]; 6] = [
 ];
 
 /// Transformed tiles per output tile.
-pub(crate) const TILE_POINTS: usize = 36;
+pub const TILE_POINTS: usize = 36;
 /// Output tiles per board.
-pub(crate) const TILES: usize = 4;
+pub const TILES: usize = 4;
 
 /// `U[ξ][o][i] = (G · w[o][i] · Gᵀ)[ξ]` for 3×3 weights `w [c_out][c_in][3][3]`; returns
 /// `[36][c_out][c_in]`. Computed in f64.
-pub(crate) fn transform_weights(weight: &[f32], c_out: usize, c_in: usize) -> Vec<f32> {
+pub fn transform_weights(weight: &[f32], c_out: usize, c_in: usize) -> Vec<f32> {
     let mut u = vec![0.0f32; TILE_POINTS * c_out * c_in];
     for o in 0..c_out {
         for i in 0..c_in {
@@ -123,7 +123,7 @@ fn at_row(row: usize, m: [&[f32]; 6], out: &mut [f32]) {
 /// `V = Bᵀ d B` for every channel, board and tile. `input` is `[c_in][64][nb]`, `v` gets
 /// `[36][c_in][4 · nb]`; `zeros` holds at least `nb` zeros (the padding), `tmp` at least
 /// `36 · nb` values of scratch.
-pub(crate) fn input_transform(
+pub fn input_transform(
     input: &[f32],
     c_in: usize,
     nb: usize,
@@ -171,7 +171,7 @@ pub(crate) fn input_transform(
 
 /// What happens to a convolution's output after its bias is added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Epilogue {
+pub enum Epilogue {
     /// `out = y + bias`.
     Linear,
     /// `out = max(y + bias, 0)`.
@@ -183,7 +183,7 @@ pub(crate) enum Epilogue {
 /// `Y = Aᵀ M A` for every output channel, board and tile, plus `bias`, through `epilogue`,
 /// into `out` (`[c_out][64][nb]`). `m` is `[36][c_out][4 · nb]`; `tmp` holds at least
 /// `(24 + 1) · nb` values.
-pub(crate) fn output_transform(
+pub fn output_transform(
     m: &[f32],
     c_out: usize,
     nb: usize,
@@ -243,6 +243,182 @@ pub(crate) fn apply_epilogue_in_place(row: &mut [f32], bias: f32, epilogue: Epil
     match epilogue {
         Epilogue::Relu => row.iter_mut().for_each(|v| *v = (*v + bias).max(0.0)),
         _ => row.iter_mut().for_each(|v| *v += bias),
+    }
+}
+
+/// Row `p` of `A · y` for four rows `y` (`A` = the output transform's `Aᵀ`, transposed),
+/// written to `out`.
+#[inline(always)]
+fn a_row(p: usize, y: [&[f32]; 4], out: &mut [f32]) {
+    let n = out.len();
+    let [y0, y1, y2, y3] = y.map(|s| &s[..n]);
+    match p {
+        0 => out.copy_from_slice(y0),
+        1 => {
+            for l in 0..n {
+                out[l] = (y0[l] + y2[l]) + (y1[l] + y3[l]);
+            }
+        }
+        2 => {
+            for l in 0..n {
+                out[l] = (y0[l] + y2[l]) - (y1[l] + y3[l]);
+            }
+        }
+        3 => {
+            for l in 0..n {
+                out[l] = (y0[l] + 4.0 * y2[l]) + 2.0 * (y1[l] + 4.0 * y3[l]);
+            }
+        }
+        4 => {
+            for l in 0..n {
+                out[l] = (y0[l] + 4.0 * y2[l]) - 2.0 * (y1[l] + 4.0 * y3[l]);
+            }
+        }
+        _ => out.copy_from_slice(y3),
+    }
+}
+
+/// Row `p` of `B · v` for six rows `v` (`B` = the input transform's `Bᵀ`, transposed),
+/// added to `out` when `add`, else written.
+#[inline(always)]
+fn b_row(p: usize, v: [&[f32]; 6], out: &mut [f32], add: bool) {
+    let n = out.len();
+    let [v0, v1, v2, v3, v4, v5] = v.map(|s| &s[..n]);
+    macro_rules! put {
+        ($e:expr) => {
+            if add {
+                for l in 0..n {
+                    out[l] += $e(l);
+                }
+            } else {
+                for l in 0..n {
+                    out[l] = $e(l);
+                }
+            }
+        };
+    }
+    match p {
+        0 => put!(|l: usize| 4.0 * v0[l]),
+        1 => put!(|l: usize| 4.0 * (v2[l] - v1[l] + v5[l]) + 2.0 * (v4[l] - v3[l])),
+        2 => put!(|l: usize| -5.0 * v0[l] - 4.0 * (v1[l] + v2[l]) - (v3[l] + v4[l])),
+        3 => put!(|l: usize| (v1[l] - v2[l]) + 2.0 * (v3[l] - v4[l]) - 5.0 * v5[l]),
+        4 => put!(|l: usize| (v0[l] + v1[l]) + (v2[l] + v3[l]) + v4[l]),
+        _ => put!(|l: usize| v5[l]),
+    }
+}
+
+/// The adjoint (transpose) of [`output_transform`] without bias or epilogue, for the
+/// backward pass: `dM = A · dY · Aᵀ` for every output channel, board and tile. `dy` is
+/// `[c_out][64][nb]`; `dm` gets `[36][c_out][4 · nb]` (overwritten); `tmp` holds at least
+/// `24 · nb` values.
+pub fn output_transform_adjoint(
+    dy: &[f32],
+    c_out: usize,
+    nb: usize,
+    dm: &mut [f32],
+    tmp: &mut [f32],
+) {
+    let tmp = &mut tmp[..24 * nb];
+    let m_stride = c_out * TILES * nb;
+    for o in 0..c_out {
+        let board = &dy[o * 64 * nb..(o + 1) * 64 * nb];
+        for tile in 0..TILES {
+            let (row0, col0) = (4 * (tile / 2), 4 * (tile % 2));
+            // tmp[p][j] = (A · dY)[p][j]  (6 × 4): column j of the tile's four rows.
+            for j in 0..4 {
+                let y = [0, 1, 2, 3].map(|i| {
+                    let sq = (row0 + i) * 8 + col0 + j;
+                    &board[sq * nb..(sq + 1) * nb]
+                });
+                for p in 0..6 {
+                    a_row(p, y, &mut tmp[(p * 4 + j) * nb..(p * 4 + j + 1) * nb]);
+                }
+            }
+            // dM[p][q] = (tmp · Aᵀ)[p][q] = (A · tmpᵀ)[q][p].
+            let column = (o * TILES + tile) * nb;
+            for p in 0..6 {
+                let e = [0, 1, 2, 3].map(|j| &tmp[(p * 4 + j) * nb..(p * 4 + j + 1) * nb]);
+                for q in 0..6 {
+                    let at = (p * 6 + q) * m_stride + column;
+                    a_row(q, e, &mut dm[at..at + nb]);
+                }
+            }
+        }
+    }
+}
+
+/// The adjoint (transpose) of [`input_transform`], for the backward pass: `dX = Σ B · dV · Bᵀ`
+/// over each board's four tiles (they overlap, so their contributions add up; the padding is
+/// dropped). `dv` is `[36][c_in][4 · nb]`; `dx` gets `[c_in][64][nb]` (overwritten); `tmp`
+/// holds at least `36 · nb` values.
+pub fn input_transform_adjoint(
+    dv: &[f32],
+    c_in: usize,
+    nb: usize,
+    dx: &mut [f32],
+    tmp: &mut [f32],
+) {
+    let tmp = &mut tmp[..TILE_POINTS * nb];
+    let v_stride = c_in * TILES * nb;
+    for c in 0..c_in {
+        let board = &mut dx[c * 64 * nb..(c + 1) * 64 * nb];
+        let mut written = [false; 64];
+        for tile in 0..TILES {
+            let (y0, x0) = (4 * (tile / 2) as isize - 1, 4 * (tile % 2) as isize - 1);
+            let column = (c * TILES + tile) * nb;
+            // tmp[p][j] = (B · dV)[p][j]: column j of the tile's six rows.
+            for j in 0..6 {
+                let v = [0, 1, 2, 3, 4, 5].map(|i| {
+                    let at = (i * 6 + j) * v_stride + column;
+                    &dv[at..at + nb]
+                });
+                for p in 0..6 {
+                    b_row(p, v, &mut tmp[(p * 6 + j) * nb..(p * 6 + j + 1) * nb], false);
+                }
+            }
+            // dd[p][q] = (tmp · Bᵀ)[p][q] = (B · tmpᵀ)[q][p], onto square (y0 + p, x0 + q).
+            for p in 0..6 {
+                let y = y0 + p as isize;
+                if !(0..8).contains(&y) {
+                    continue;
+                }
+                let e = [0, 1, 2, 3, 4, 5].map(|j| &tmp[(p * 6 + j) * nb..(p * 6 + j + 1) * nb]);
+                for q in 0..6 {
+                    let x = x0 + q as isize;
+                    if !(0..8).contains(&x) {
+                        continue;
+                    }
+                    let sq = (y * 8 + x) as usize;
+                    b_row(q, e, &mut board[sq * nb..(sq + 1) * nb], written[sq]);
+                    written[sq] = true;
+                }
+            }
+        }
+    }
+}
+
+/// The adjoint (transpose) of [`transform_weights`], for the weight gradient: `dW = Gᵀ · dU ·
+/// G` for `du [36][c_out][c_in]`; `dw` gets `[c_out][c_in][3][3]` (overwritten). Computed in
+/// f64.
+pub fn transform_weights_adjoint(du: &[f32], c_out: usize, c_in: usize, dw: &mut [f32]) {
+    for o in 0..c_out {
+        for i in 0..c_in {
+            let d = |r: usize, c: usize| f64::from(du[((r * 6 + c) * c_out + o) * c_in + i]);
+            // t = Gᵀ · dU  (3×6)
+            let mut t = [[0.0f64; 6]; 3];
+            for (a, row) in t.iter_mut().enumerate() {
+                for (c, value) in row.iter_mut().enumerate() {
+                    *value = (0..6).map(|r| G[r][a] * d(r, c)).sum();
+                }
+            }
+            // dW = t · G  (3×3)
+            let out = &mut dw[(o * c_in + i) * 9..(o * c_in + i + 1) * 9];
+            for a in 0..3 {
+                for b in 0..3 {
+                    out[a * 3 + b] = (0..6).map(|c| t[a][c] * G[c][b]).sum::<f64>() as f32;
+                }
+            }
+        }
     }
 }
 
@@ -321,5 +497,49 @@ mod tests {
                 assert!((a - b).abs() < 1e-4, "{a} vs {b}");
             }
         }
+    }
+
+    /// `<T x, y> = <x, Tᵀ y>` for random `x`, `y`: each adjoint is the transpose of its
+    /// transform (a sign, an index or a coefficient wrong breaks the equality).
+    #[test]
+    fn adjoints_are_the_transposes_of_the_transforms() {
+        let mut state = 99u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        let dot = |a: &[f32], b: &[f32]| -> f64 {
+            a.iter().zip(b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum()
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-4 * (1.0 + a.abs().max(b.abs()));
+        let (c, nb) = (3, 5);
+        let mut tmp = vec![0.0f32; 72 * nb];
+
+        // Input transform.
+        let x: Vec<f32> = (0..c * 64 * nb).map(|_| next()).collect();
+        let dv: Vec<f32> = (0..TILE_POINTS * c * TILES * nb).map(|_| next()).collect();
+        let mut v = vec![0.0f32; dv.len()];
+        input_transform(&x, c, nb, &mut v, &vec![0.0; nb], &mut tmp);
+        let mut dx = vec![f32::NAN; x.len()];
+        input_transform_adjoint(&dv, c, nb, &mut dx, &mut tmp);
+        assert!(close(dot(&v, &dv), dot(&x, &dx)), "{} vs {}", dot(&v, &dv), dot(&x, &dx));
+
+        // Output transform.
+        let m: Vec<f32> = (0..TILE_POINTS * c * TILES * nb).map(|_| next()).collect();
+        let dy: Vec<f32> = (0..c * 64 * nb).map(|_| next()).collect();
+        let mut y = vec![0.0f32; dy.len()];
+        output_transform(&m, c, nb, &vec![0.0; c], Epilogue::Linear, &mut y, &mut tmp);
+        let mut dm = vec![f32::NAN; m.len()];
+        output_transform_adjoint(&dy, c, nb, &mut dm, &mut tmp);
+        assert!(close(dot(&y, &dy), dot(&m, &dm)), "{} vs {}", dot(&y, &dy), dot(&m, &dm));
+
+        // Weight transform.
+        let (c_out, c_in) = (4, 3);
+        let w: Vec<f32> = (0..c_out * c_in * 9).map(|_| next()).collect();
+        let du: Vec<f32> = (0..TILE_POINTS * c_out * c_in).map(|_| next()).collect();
+        let u = transform_weights(&w, c_out, c_in);
+        let mut dw = vec![f32::NAN; w.len()];
+        transform_weights_adjoint(&du, c_out, c_in, &mut dw);
+        assert!(close(dot(&u, &du), dot(&w, &dw)), "{} vs {}", dot(&u, &du), dot(&w, &dw));
     }
 }
