@@ -1,7 +1,7 @@
 //! `atomzero bench ...`: throughput figures measured on this machine, each printed beside a
 //! reference measured in the same run.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use atomzero_encoding::{Batch, Encoder, POLICY_SIZE};
 use atomzero_infer::{InferEvaluator, InferNet, Workspace};
 use atomzero_mcts::{
@@ -10,13 +10,14 @@ use atomzero_mcts::{
 };
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
-use atomzero_nn::{
-    DEFAULT_MAX_BATCH, DeviceKind, NetConfig, NetEvaluator, TrainBatch, TrainConfig, Trainer,
-};
+use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetConfig, NetEvaluator};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget};
 use atomzero_rules::{Game, MoveList, Position, Variant};
 use atomzero_selfplay::{Batching, Openings, SelfplayEvent};
-use atomzero_train::data::{HostBatch, build_batch};
+use atomzero_train::TrainerConfig;
+use atomzero_train::checkpoint::Engine;
+use atomzero_train::data::build_batch;
+use atomzero_train::engine::Trainer;
 use clap::{Args, Subcommand, ValueEnum};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -311,8 +312,10 @@ where
     Ok(calls as f64 / elapsed)
 }
 
-/// Training at batch 256 on Burn flex (forward, backward, AdamW): samples/s, with the share
-/// of the host side (replaying games and encoding the batch, as the trainer does).
+/// Training at batch 256 (forward, backward, AdamW) with each engine, alternating between
+/// them in rounds so that both see the same moments of the machine: samples/s, with the share
+/// of the host side (replaying games and encoding the batch, as the trainer does), and the
+/// ratio of the two.
 fn bench_training(
     config: &NetConfig,
     games: &[GameRecord],
@@ -325,53 +328,72 @@ fn bench_training(
         bail!("synthetic replay window too small ({} positions)", window.len());
     }
     let encoder = Encoder::new(config.encoder);
-    let planes = encoder.planes();
-    device.seed(8);
-    let mut trainer = Trainer::new(config.init(device)?, &TrainConfig::default(), device);
+    let train_config = TrainerConfig::default();
+    let mut engines = Vec::new();
+    for engine in [Engine::Burn, Engine::Atomzero] {
+        if engine == Engine::Atomzero && atomzero_backprop::Params::zeros(config).is_err() {
+            println!(
+                "  train batch {TRAIN_BATCH} (atomzero-backprop): not supported for this net \
+                 (squeeze-excitation); it trains with Burn"
+            );
+            continue;
+        }
+        device.seed(8);
+        let trainer = Trainer::new(engine, config.init(device)?, &train_config, device)
+            .map_err(|e| anyhow!(e))?;
+        engines.push((engine, trainer, 0.0f64, 0.0f64, 0u32));
+    }
     let mut rng = Rng::new(9);
-    let mut host = HostBatch::default();
-    let (mut data_secs, mut compute_secs, mut steps) = (0.0, 0.0, 0u32);
+    let mut batch = atomzero_backprop::SparseBatch::new(encoder.planes());
     let start = Instant::now();
-    // One warm-up step, then at least two measured ones.
-    for step in 0.. {
-        if step >= 3 && start.elapsed().as_secs_f64() >= 2.0 * seconds {
+    // Rounds of one step per engine; the first round warms up.
+    for round in 0.. {
+        if round >= 3 && start.elapsed().as_secs_f64() >= 2.0 * seconds {
             break;
         }
-        let t0 = Instant::now();
-        let indices: Vec<usize> = (0..TRAIN_BATCH).map(|_| rng.below(window.len())).collect();
-        build_batch(&window, &indices, &encoder, 0.0, &mut host);
-        let t1 = Instant::now();
-        let batch = TrainBatch::from_slices(
-            planes,
-            &host.inputs,
-            &host.policy,
-            &host.legal,
-            &host.wdl,
-            trainer.device(),
-        )?;
-        let losses = trainer.step(&batch, 1e-4);
-        std::hint::black_box(losses);
-        let t2 = Instant::now();
-        if step > 0 {
-            data_secs += (t1 - t0).as_secs_f64();
-            compute_secs += (t2 - t1).as_secs_f64();
-            steps += 1;
+        for (_, trainer, data_secs, compute_secs, steps) in &mut engines {
+            let t0 = Instant::now();
+            let indices: Vec<usize> = (0..TRAIN_BATCH).map(|_| rng.below(window.len())).collect();
+            build_batch(&window, &indices, &encoder, 0.0, &mut batch);
+            let t1 = Instant::now();
+            let figures = trainer.step(&batch, 1e-4, 1.0).map_err(|e| anyhow!(e))?;
+            std::hint::black_box(figures);
+            let t2 = Instant::now();
+            if round > 0 {
+                *data_secs += (t1 - t0).as_secs_f64();
+                *compute_secs += (t2 - t1).as_secs_f64();
+                *steps += 1;
+            }
         }
     }
-    let per_step = (data_secs + compute_secs) / f64::from(steps);
-    let samples = TRAIN_BATCH as f64 / per_step;
-    // Forward and backward: about three times the forward FLOPs.
-    let gflops = samples * 3.0 * config.flops_per_position() as f64 / 1e9;
-    println!(
-        "  train batch {TRAIN_BATCH} (burn-flex, AdamW): {samples:.1} samples/s, {:.0} ms/step \
-         (host: replay + encode {:.1} ms = {:.1}%; forward+backward+step {:.0} ms); ~{gflops:.1} \
-         GFLOP/s (3x forward), {:.0}% of peak; {steps} steps",
-        1e3 * per_step,
-        1e3 * data_secs / f64::from(steps),
-        100.0 * data_secs / (data_secs + compute_secs),
-        1e3 * compute_secs / f64::from(steps),
-        100.0 * gflops / peak_gflops
-    );
+    let mut rates = Vec::new();
+    for (engine, _, data_secs, compute_secs, steps) in &engines {
+        let per_step = (data_secs + compute_secs) / f64::from(*steps);
+        let samples = TRAIN_BATCH as f64 / per_step;
+        // Forward and backward: about three times the forward FLOPs.
+        let gflops = samples * 3.0 * config.flops_per_position() as f64 / 1e9;
+        let name = match engine {
+            Engine::Burn => "burn-flex",
+            Engine::Atomzero => "atomzero-backprop",
+        };
+        println!(
+            "  train batch {TRAIN_BATCH} ({name}, AdamW): {samples:.1} samples/s, {:.0} ms/step \
+             (host: replay + encode {:.1} ms = {:.1}%; forward+backward+step {:.0} ms); \
+             ~{gflops:.1} GFLOP/s (3x forward, direct convolutions), {:.0}% of peak; {steps} steps",
+            1e3 * per_step,
+            1e3 * data_secs / f64::from(*steps),
+            100.0 * data_secs / (data_secs + compute_secs),
+            1e3 * compute_secs / f64::from(*steps),
+            100.0 * gflops / peak_gflops
+        );
+        rates.push(samples);
+    }
+    if let [burn, ours] = rates[..] {
+        println!(
+            "  training: atomzero-backprop {:.2}x burn-flex (same run, alternating steps)",
+            ours / burn
+        );
+    }
     Ok(())
 }
 

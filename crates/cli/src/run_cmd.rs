@@ -596,6 +596,12 @@ impl Loop<'_> {
         )
         .map_err(|e| anyhow!("{e}"))?;
         bar.finish_and_clear();
+        if summary.optimizer_restarted {
+            eprintln!(
+                "note: the newest checkpoint was written by the other training engine; its \
+                 weights were resumed with a fresh optimizer state"
+            );
+        }
         if self.interrupted.load(Ordering::SeqCst) {
             return Ok(());
         }

@@ -72,20 +72,29 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let secs = summary.data_secs + summary.compute_secs;
     let steps = summary.end_step - summary.start_step;
     println!(
-        "train: steps {} -> {} on a window of {} positions{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%)",
+        "train: steps {} -> {} on a window of {} positions{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%; engine {})",
         summary.start_step,
         summary.end_step,
         summary.window_len,
-        summary
-            .resumed_from
-            .as_ref()
-            .map_or(String::new(), |p| format!(", resumed from {}", p.display())),
+        summary.resumed_from.as_ref().map_or(String::new(), |p| format!(
+            ", resumed from {}{}",
+            p.display(),
+            if summary.optimizer_restarted {
+                " (written by the other engine: fresh optimizer state)"
+            } else {
+                ""
+            }
+        )),
         if summary.capped { ", cut by max_samples_per_position" } else { "" },
         summary.first_loss,
         summary.last_loss,
         (steps as f64 * config.train.batch_size as f64) / secs.max(1e-9),
         100.0 * summary.data_secs / secs.max(1e-9),
         100.0 * summary.compute_secs / secs.max(1e-9),
+        match summary.engine {
+            atomzero_train::Engine::Burn => "burn",
+            atomzero_train::Engine::Atomzero => "atomzero",
+        },
     );
     println!("model: {}", model.display());
     Ok(())

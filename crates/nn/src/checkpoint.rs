@@ -90,11 +90,7 @@ impl Net {
         provenance: &Provenance,
     ) -> Result<NetMetadata, CheckpointError> {
         let sidecar = checked_sidecar_path(path)?;
-        let mut store = SafetensorsStore::from_bytes(None);
-        // `valid` folds batch norm's pending running-statistics update into its value; saving
-        // the training module directly would store the statistics one step stale.
-        self.valid().save_into(&mut store).map_err(|e| weights_error(path, e))?;
-        let weights = store.get_bytes().map_err(|e| weights_error(path, e))?;
+        let weights = self.to_safetensors().map_err(|e| weights_error(path, e.0))?;
 
         let metadata = NetMetadata {
             format_version: NET_FORMAT_VERSION,
@@ -205,22 +201,54 @@ fn load_weights(
         });
     }
 
-    let mut net = metadata
+    metadata
         .net
-        .init(device)
+        .validate()
         .map_err(|source| CheckpointError::Config { path: sidecar_path(path), source })?;
-    let mut store = SafetensorsStore::from_bytes(Some(bytes));
-    let result = net.load_from(&mut store).map_err(|e| weights_error(path, e))?;
-    if !result.errors.is_empty() || !result.missing.is_empty() || !result.unused.is_empty() {
-        let mut problems: Vec<String> = result.errors.iter().map(ToString::to_string).collect();
-        problems.extend(result.missing.iter().map(|(name, _)| format!("missing tensor {name}")));
-        problems.extend(result.unused.iter().map(|name| format!("unexpected tensor {name}")));
-        return Err(CheckpointError::Weights {
-            path: path.to_path_buf(),
-            message: problems.join("; "),
-        });
+    metadata.net.load_safetensors(bytes, device).map_err(|e| weights_error(path, e.0))
+}
+
+/// Weights held in memory as safetensors bytes that could not be written or loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WeightsError(pub String);
+
+impl fmt::Display for WeightsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
-    Ok(net)
+}
+
+impl std::error::Error for WeightsError {}
+
+impl Net {
+    /// The weights as the safetensors bytes [`Net::save`] writes (Burn's tensor names, e.g.
+    /// `tower.3.first.norm.running_var`; running batch-norm statistics included).
+    pub fn to_safetensors(&self) -> Result<Vec<u8>, WeightsError> {
+        let mut store = SafetensorsStore::from_bytes(None);
+        // `valid` folds batch norm's pending running-statistics update into its value; saving
+        // the training module directly would store the statistics one step stale.
+        self.valid().save_into(&mut store).map_err(|e| WeightsError(e.to_string()))?;
+        store.get_bytes().map_err(|e| WeightsError(e.to_string()))
+    }
+}
+
+impl NetConfig {
+    /// A net of this architecture on `device` holding the weights in the safetensors `bytes`
+    /// (as [`Net::to_safetensors`] writes them): every tensor of the architecture must be
+    /// there with its shape, and no other.
+    pub fn load_safetensors(&self, bytes: Vec<u8>, device: &Device) -> Result<Net, WeightsError> {
+        let mut net = self.init(device).map_err(|e| WeightsError(e.to_string()))?;
+        let mut store = SafetensorsStore::from_bytes(Some(bytes));
+        let result = net.load_from(&mut store).map_err(|e| WeightsError(e.to_string()))?;
+        if !result.errors.is_empty() || !result.missing.is_empty() || !result.unused.is_empty() {
+            let mut problems: Vec<String> = result.errors.iter().map(ToString::to_string).collect();
+            problems
+                .extend(result.missing.iter().map(|(name, _)| format!("missing tensor {name}")));
+            problems.extend(result.unused.iter().map(|name| format!("unexpected tensor {name}")));
+            return Err(WeightsError(problems.join("; ")));
+        }
+        Ok(net)
+    }
 }
 
 fn checked_sidecar_path(path: &Path) -> Result<PathBuf, CheckpointError> {

@@ -44,6 +44,14 @@ impl DeviceKind {
         }
     }
 
+    /// Which kind `device` is (`None` for a device no [`DeviceKind::device`] returns, such as
+    /// a second GPU).
+    pub fn of(device: &Device) -> Option<DeviceKind> {
+        DeviceKind::ALL.into_iter().find(|kind| {
+            kind.device().is_ok_and(|d| d == *device || d.clone().autodiff() == *device)
+        })
+    }
+
     /// The Burn device (without autodiff; use `.autodiff()` to train). Devices are lazy: a
     /// missing driver shows up on first use, which [`check_device`] turns into an error.
     pub fn device(self) -> Result<Device, DeviceError> {

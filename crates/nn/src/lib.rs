@@ -1,6 +1,7 @@
 //! # atomzero-nn
 //!
 //! The Burn network and everything that touches its weights; no games, no files but weights.
+//! Training lives in `atomzero-train` (Burn's autodiff step and `atomzero-backprop`'s).
 //!
 //! - [`NetConfig`]: the architecture as data (residual tower, optional squeeze-excitation,
 //!   convolutional policy head, WDL value head) with the `tiny` and `default_size` presets.
@@ -8,9 +9,9 @@
 //! - [`DeviceKind`] (`device`): `cpu` (Burn's `flex` backend), `cuda` and `wgpu` (features of
 //!   the same names).
 //! - `checkpoint`: safetensors weights plus a versioned JSON sidecar ([`NetMetadata`]), written
-//!   atomically and checked on load.
+//!   atomically and checked on load; the weights as bytes in memory (`Net::to_safetensors`,
+//!   `NetConfig::load_safetensors`) for the trainers and the CPU inference.
 //! - [`NetEvaluator`]: batched inference behind `atomzero_mcts::Evaluator`.
-//! - `train`: the masked policy and WDL losses and an AdamW [`Trainer`] step.
 //! - [`export`]: the inference graph as an ONNX model (batch norm folded, dynamic batch,
 //!   metadata describing the encoding and the policy layout).
 //!
@@ -23,16 +24,14 @@ pub mod device;
 pub mod evaluator;
 pub mod export;
 pub mod model;
-pub mod train;
 
 pub use burn;
 pub use checkpoint::{
-    CheckpointError, NET_FORMAT_VERSION, NetMetadata, Provenance, load, load_with_config,
-    read_metadata, sidecar_path,
+    CheckpointError, NET_FORMAT_VERSION, NetMetadata, Provenance, WeightsError, load,
+    load_with_config, read_metadata, sidecar_path,
 };
 pub use config::{ConfigError, FieldDifference, NetConfig};
 pub use device::{DeviceError, DeviceKind, check_device};
 pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator};
 pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx};
 pub use model::{Net, NetOutput};
-pub use train::{BatchShapeError, LossValues, Losses, TrainBatch, TrainConfig, Trainer, losses};

@@ -12,10 +12,8 @@ use atomzero_nn::export::onnx::tensor_proto::DataType;
 use atomzero_nn::export::onnx::tensor_shape_proto::dimension;
 use atomzero_nn::export::onnx::{ModelProto, NodeProto, TensorProto, type_proto};
 use atomzero_nn::export::{self, METADATA_KEYS};
-use atomzero_nn::{
-    DeviceKind, ExportInfo, Net, NetConfig, RawOutputs, TrainBatch, TrainConfig, Trainer,
-    reference_outputs, to_onnx,
-};
+use atomzero_nn::{DeviceKind, ExportInfo, Net, NetConfig, RawOutputs, reference_outputs, to_onnx};
+use atomzero_train::burn::{BurnTrainer, StepConfig, TrainBatch};
 use prost::Message;
 
 /// SplitMix64: the test's only source of randomness.
@@ -61,7 +59,7 @@ fn trained_net(config: &NetConfig, seed: u64) -> Net {
     let device = device();
     device.seed(seed);
     let net = config.init(&device).unwrap();
-    let mut trainer = Trainer::new(net, &TrainConfig::default(), &device);
+    let mut trainer = BurnTrainer::new(net, &StepConfig::default(), &device);
     let mut rng = Rng(seed);
     let batch = 8;
     let planes = config.input_planes();

@@ -1,6 +1,6 @@
 //! The network crate end to end on the CPU backend: evaluator shapes and masking, save/load
-//! round trips, refusals that name what differs, damaged files, and a tiny net overfitting a
-//! fixed batch. Deterministic: fixed seeds for positions, targets and Burn's initialisation.
+//! round trips, refusals that name what differs, damaged files (nets with trained batch-norm
+//! statistics come from `atomzero-train`'s Burn step; its own tests are there). Deterministic: fixed seeds for positions, targets and Burn's initialisation.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,10 +10,10 @@ use atomzero_mcts::{EvalRequest, Evaluations, Evaluator};
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
 use atomzero_nn::{
-    CheckpointError, DeviceKind, LossValues, Net, NetConfig, NetEvaluator, Provenance, TrainBatch,
-    TrainConfig, Trainer, load, load_with_config, losses,
+    CheckpointError, DeviceKind, Net, NetConfig, NetEvaluator, Provenance, load, load_with_config,
 };
 use atomzero_rules::{Position, Variant};
+use atomzero_train::burn::{BurnTrainer, StepConfig, TrainBatch};
 
 struct Rng(u64);
 
@@ -203,7 +203,7 @@ fn flops_count_matches_the_architecture() {
 
 /// Trains a few steps so that batch norm's running statistics are not the initial ones.
 fn trained_net(config: &NetConfig, samples: &[Sample]) -> Net {
-    let mut trainer = Trainer::new(net(config, 3), &TrainConfig::default(), &device());
+    let mut trainer = BurnTrainer::new(net(config, 3), &StepConfig::default(), &device());
     let batch = train_batch(samples, config, 5, trainer.device());
     for _ in 0..3 {
         trainer.step(&batch, 1e-3);
@@ -407,101 +407,4 @@ fn damaged_files_fail_cleanly() {
     restore();
     load(&path, &device()).unwrap();
     fs::remove_dir_all(&dir).unwrap();
-}
-
-/// Cross-entropy floor: the entropy of the targets (the loss a perfect net reaches).
-fn target_entropy(batch: &TrainBatch) -> (f32, f32) {
-    let entropy = |t: Tensor<2>| -> f32 {
-        let rows = t.dims()[0] as f32;
-        let values: Vec<f32> = t.into_data().try_into_vec_as::<f32>().unwrap();
-        -values.iter().filter(|&&p| p > 0.0).map(|&p| p * p.ln()).sum::<f32>() / rows
-    };
-    (entropy(batch.policy_target.clone()), entropy(batch.wdl_target.clone()))
-}
-
-#[test]
-fn tiny_net_overfits_a_fixed_batch() {
-    let config = NetConfig::tiny();
-    let samples = random_positions(64, 31);
-    let mut trainer = Trainer::new(net(&config, 7), &TrainConfig::default(), &device());
-    let batch = train_batch(&samples, &config, 33, trainer.device());
-    let (policy_floor, value_floor) = target_entropy(&batch);
-    // Cross-entropy minus its floor (the KL divergence), policy and value together.
-    let excess = |v: LossValues| (v.policy - policy_floor) + (v.value - value_floor);
-
-    let first = trainer.step(&batch, 3e-3);
-    let mut last = first;
-    let steps = 60;
-    for _ in 1..steps {
-        last = trainer.step(&batch, 3e-3);
-    }
-    // The same batch through the eval-mode net (running batch-norm statistics).
-    let net = trainer.into_net().valid();
-    let plain = TrainBatch {
-        inputs: batch.inputs.clone().without_autodiff(),
-        policy_target: batch.policy_target.clone().without_autodiff(),
-        legal: batch.legal.clone().without_autodiff(),
-        wdl_target: batch.wdl_target.clone().without_autodiff(),
-    };
-    let eval = losses(net.forward(plain.inputs.clone()), &plain, 1.0).values();
-    println!(
-        "overfit, {steps} steps: policy {:.3} -> {:.3} (eval {:.3}, floor {policy_floor:.3}), \
-         value {:.3} -> {:.3} (eval {:.3}, floor {value_floor:.3})",
-        first.policy, last.policy, eval.policy, first.value, last.value, eval.value
-    );
-    assert!(
-        excess(last) <= 0.1 * excess(first),
-        "training-mode loss above the floor fell \
-        only from {} to {}",
-        excess(first),
-        excess(last)
-    );
-    assert!(
-        excess(eval) <= 0.1 * excess(first),
-        "eval-mode loss above the floor fell \
-        only from {} to {}",
-        excess(first),
-        excess(eval)
-    );
-}
-
-#[test]
-fn train_batch_rejects_mismatched_buffers() {
-    let device = device();
-    let error = TrainBatch::from_slices(
-        24,
-        &[0.0; 24 * 64],
-        &[0.0; 10],
-        &[false; POLICY_SIZE],
-        &[0.0; 3],
-        &device,
-    )
-    .unwrap_err();
-    assert_eq!(error.buffer, "policy_target");
-    assert!(TrainBatch::from_slices(24, &[], &[], &[], &[], &device).is_err());
-}
-
-#[test]
-fn gradient_norm_is_the_l2_norm_of_all_parameter_gradients() {
-    use atomzero_nn::burn::optim::GradientsParams;
-    let config = NetConfig::tiny();
-    let samples = random_positions(16, 41);
-    let autodiff = device().autodiff();
-    let net = net(&config, 9).to_device(&autodiff).train();
-    let batch = train_batch(&samples, &config, 2, &autodiff);
-    let norm = |scale: f32| {
-        let l = losses(net.forward(batch.inputs.clone()), &batch, 1.0);
-        let grads = GradientsParams::from_grads(l.total.mul_scalar(scale).backward(), &net);
-        atomzero_nn::train::gradient_norm(&net, &grads)
-    };
-    let (one, three) = (norm(1.0), norm(3.0));
-    assert!(one.is_finite() && one > 0.0, "{one}");
-    // Gradients are linear in the loss: a parameter left out, a square root forgotten or a
-    // double count would break this or the trainer's agreement below.
-    assert!((three - 3.0 * one).abs() <= 1e-3 * three, "{one} {three}");
-    let mut trainer = Trainer::new(net.valid(), &TrainConfig::default(), &device());
-    assert!(trainer.last_grad_norm().is_nan());
-    let train_batch = train_batch(&samples, &config, 2, trainer.device());
-    trainer.step(&train_batch, 1e-3);
-    assert!((trainer.last_grad_norm() - one).abs() <= 1e-3 * one, "{}", trainer.last_grad_norm());
 }

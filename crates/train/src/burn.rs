@@ -1,4 +1,5 @@
-//! Losses and the optimizer step, shared with the trainer crate.
+//! The training step on Burn (the GPU path, and the CPU path for nets `atomzero-backprop`
+//! does not implement): losses, autodiff, Burn's optimizers.
 //!
 //! Policy loss: cross-entropy between a target distribution over the 4672 policy indices and
 //! the network's policy, with illegal moves masked (their logits set to [`MASKED_LOGIT`] before
@@ -9,14 +10,13 @@
 use std::fmt;
 
 use atomzero_encoding::POLICY_SIZE;
-use burn::grad_clipping::GradientClippingConfig;
-use burn::module::{Module, ModuleVisitor, Param};
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
-use burn::tensor::activation::log_softmax;
-use burn::tensor::{Bool, Device, Tensor, TensorData};
+use atomzero_nn::burn::grad_clipping::GradientClippingConfig;
+use atomzero_nn::burn::module::{Module, ModuleVisitor, Param};
+use atomzero_nn::burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use atomzero_nn::burn::tensor::activation::log_softmax;
+use atomzero_nn::burn::tensor::{Bool, Device, Tensor, TensorData};
+use atomzero_nn::{Net, NetOutput};
 use serde::{Deserialize, Serialize};
-
-use crate::model::{Net, NetOutput};
 
 /// The logit given to illegal moves before the log-softmax.
 pub const MASKED_LOGIT: f32 = -1.0e9;
@@ -25,7 +25,7 @@ pub const MASKED_LOGIT: f32 = -1.0e9;
 /// live with the caller).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct TrainConfig {
+pub struct StepConfig {
     /// AdamW's decoupled weight decay.
     pub weight_decay: f32,
     /// AdamW's β₁.
@@ -40,9 +40,9 @@ pub struct TrainConfig {
     pub value_loss_weight: f32,
 }
 
-impl Default for TrainConfig {
-    fn default() -> TrainConfig {
-        TrainConfig {
+impl Default for StepConfig {
+    fn default() -> StepConfig {
+        StepConfig {
             weight_decay: 1.0e-4,
             beta1: 0.9,
             beta2: 0.999,
@@ -53,7 +53,7 @@ impl Default for TrainConfig {
     }
 }
 
-impl TrainConfig {
+impl StepConfig {
     /// The AdamW optimizer this config describes.
     pub fn optimizer(&self) -> ModuleOptimizer {
         AdamWConfig::new()
@@ -198,31 +198,31 @@ impl Losses {
 }
 
 /// A network with its optimizer: `step` runs forward, backward and one AdamW update.
-pub struct Trainer {
+pub struct BurnTrainer {
     /// `Some` except while `step` holds the net (Burn's optimizer takes it by value).
     net: Option<Net>,
     optimizer: ModuleOptimizer,
-    config: TrainConfig,
+    config: StepConfig,
     device: Device,
     grad_norm: f32,
 }
 
-impl fmt::Debug for Trainer {
+impl fmt::Debug for BurnTrainer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Trainer")
+        f.debug_struct("BurnTrainer")
             .field("config", &self.config)
             .field("device", &self.device)
             .finish_non_exhaustive()
     }
 }
 
-impl Trainer {
+impl BurnTrainer {
     /// Moves `net` to `device` with autodiff enabled and in training mode, with a fresh
     /// optimizer.
-    pub fn new(net: Net, config: &TrainConfig, device: &Device) -> Trainer {
+    pub fn new(net: Net, config: &StepConfig, device: &Device) -> BurnTrainer {
         let device = device.clone().autodiff();
         let net = net.to_device(&device).train();
-        Trainer {
+        BurnTrainer {
             net: Some(net),
             optimizer: config.optimizer(),
             config: config.clone(),
@@ -267,7 +267,7 @@ impl Trainer {
         losses.values()
     }
 
-    /// The global L2 norm of the gradients of the last [`Trainer::step`], before clipping
+    /// The global L2 norm of the gradients of the last [`BurnTrainer::step`], before clipping
     /// (NaN before the first step).
     pub fn last_grad_norm(&self) -> f32 {
         self.grad_norm

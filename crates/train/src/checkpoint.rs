@@ -1,18 +1,27 @@
-//! Trainer checkpoints (format version 1), one directory per checkpoint:
+//! Trainer checkpoints (format version 2; version 1 is still read), one directory per
+//! checkpoint. What holds the weights and the optimizer state depends on the backend that
+//! wrote it (`state.json`'s `backend`; absent in version 1, which only Burn wrote):
 //!
 //! ```text
 //! checkpoints/step-00001500/
-//!   model.bpk       the network's parameters as a Burn record (burnpack), parameter ids
-//!                   included, so the optimizer state below maps onto them after a reload
-//!   optimizer.bin   the optimizer state (Burn's OptimizerRecord bytes)
-//!   state.json      TrainState: step, sampler state, architecture, encoding version,
-//!                   variant, the resolved trainer config, parent net
+//!   state.json              TrainState: step, sampler state, architecture, encoding version,
+//!                           variant, the resolved trainer config, parent net, backend
+//!   backend "burn":
+//!   model.bpk               the network's parameters as a Burn record (burnpack), parameter
+//!                           ids included, so the optimizer state below maps onto them
+//!   optimizer.bin           the optimizer state (Burn's OptimizerRecord bytes)
+//!   backend "atomzero":
+//!   model.safetensors       the weights, as `atomzero_nn`'s net files hold them
+//!   optimizer.safetensors   atomzero-backprop's optimizer state (moments, step count)
 //! ```
+//!
+//! A checkpoint of the other backend resumes with its weights and a fresh optimizer state.
 //!
 //! A checkpoint is written into a temporary directory and renamed into place, so a directory
 //! named `step-*` is always complete; the newest `keep_checkpoints` are kept.
 
 use crate::config::TrainerConfig;
+use atomzero_backprop::{Optimizer, OptimizerConfig, Params};
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::optim::ModuleOptimizer;
 use atomzero_nn::burn::store::ModuleRecord;
@@ -24,7 +33,18 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Version of the checkpoint layout.
-pub const CHECKPOINT_FORMAT_VERSION: u32 = 1;
+pub const CHECKPOINT_FORMAT_VERSION: u32 = 2;
+
+/// Which backend wrote a checkpoint (and so which files hold its weights and optimizer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// Burn's autodiff (`model.bpk`, `optimizer.bin`).
+    #[default]
+    Burn,
+    /// atomzero-backprop (`model.safetensors`, `optimizer.safetensors`).
+    Atomzero,
+}
 
 /// What a checkpoint records besides tensors.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,6 +66,19 @@ pub struct TrainState {
     pub config: TrainerConfig,
     /// The net training started from, if any.
     pub parent: Option<String>,
+    /// The backend that wrote the checkpoint (version 1: always Burn).
+    #[serde(default)]
+    pub backend: Engine,
+}
+
+/// What a checkpoint saves besides its [`TrainState`].
+#[derive(Clone, Copy)]
+#[allow(missing_debug_implementations)] // Burn's optimizer has no `Debug`.
+pub enum Saved<'a> {
+    /// A Burn net (any device) and Burn's optimizer.
+    Burn { net: &'a Net, optimizer: &'a ModuleOptimizer },
+    /// atomzero-backprop's parameters and optimizer.
+    Atomzero { params: &'a Params, optimizer: &'a Optimizer },
 }
 
 /// A checkpoint that cannot be written or used.
@@ -111,12 +144,11 @@ pub fn list(dir: &Path) -> Vec<(u64, PathBuf)> {
     found
 }
 
-/// Writes a checkpoint of `net` and `optimizer` into `dir` and keeps the newest `keep`.
+/// Writes a checkpoint into `dir` and keeps the newest `keep`.
 pub fn save(
     dir: &Path,
     state: &TrainState,
-    net: &Net,
-    optimizer: &ModuleOptimizer,
+    saved: Saved<'_>,
     keep: usize,
 ) -> Result<PathBuf, CheckpointError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -125,12 +157,23 @@ pub fn save(
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
     let corrupt = |reason: String| CheckpointError::Corrupt { path: tmp.clone(), reason };
-    // `valid` folds batch norm's pending running-statistics update into the values (the
-    // training module's statistics lag one step); parameter ids are kept.
-    let model = net.valid().into_record().into_bytes().map_err(|e| corrupt(e.to_string()))?;
-    write_synced(&tmp.join("model.bpk"), &model)?;
-    let optim = optimizer.into_bytes().map_err(|e| corrupt(e.to_string()))?;
-    write_synced(&tmp.join("optimizer.bin"), &optim)?;
+    match saved {
+        Saved::Burn { net, optimizer } => {
+            // `valid` folds batch norm's pending running-statistics update into the values
+            // (the training module's statistics lag one step); parameter ids are kept.
+            let model =
+                net.valid().into_record().into_bytes().map_err(|e| corrupt(e.to_string()))?;
+            write_synced(&tmp.join("model.bpk"), &model)?;
+            let optim = optimizer.into_bytes().map_err(|e| corrupt(e.to_string()))?;
+            write_synced(&tmp.join("optimizer.bin"), &optim)?;
+        }
+        Saved::Atomzero { params, optimizer } => {
+            let model = params.to_safetensors().map_err(|e| corrupt(e.to_string()))?;
+            write_synced(&tmp.join("model.safetensors"), &model)?;
+            let optim = optimizer.to_bytes().map_err(|e| corrupt(e.to_string()))?;
+            write_synced(&tmp.join("optimizer.safetensors"), &optim)?;
+        }
+    }
     let json = serde_json::to_vec_pretty(state).map_err(|e| corrupt(e.to_string()))?;
     write_synced(&tmp.join("state.json"), &json)?;
     if final_dir.exists() {
@@ -153,11 +196,11 @@ pub fn read_state(path: &Path) -> Result<TrainState, CheckpointError> {
     let bytes = std::fs::read(&file).map_err(io(&file))?;
     let state: TrainState = serde_json::from_slice(&bytes)
         .map_err(|e| CheckpointError::Corrupt { path: file.clone(), reason: e.to_string() })?;
-    if state.format_version != CHECKPOINT_FORMAT_VERSION {
+    if !(1..=CHECKPOINT_FORMAT_VERSION).contains(&state.format_version) {
         return Err(CheckpointError::Corrupt {
             path: file,
             reason: format!(
-                "format version {}, this build reads {CHECKPOINT_FORMAT_VERSION}",
+                "format version {}, this build reads 1 to {CHECKPOINT_FORMAT_VERSION}",
                 state.format_version
             ),
         });
@@ -165,24 +208,51 @@ pub fn read_state(path: &Path) -> Result<TrainState, CheckpointError> {
     Ok(state)
 }
 
-/// Loads the parameters and the optimizer state of checkpoint `path` into `net` (built with
-/// the checkpoint's architecture) and `optimizer` (fresh, of the checkpoint's kind).
-pub fn load(
+/// Loads the Burn parameters and optimizer state of checkpoint `path` (backend `burn`) into
+/// `net` (built with the checkpoint's architecture) and `optimizer` (fresh, of the
+/// checkpoint's kind).
+pub fn load_burn(
     path: &Path,
     net: Net,
     optimizer: ModuleOptimizer,
 ) -> Result<(Net, ModuleOptimizer), CheckpointError> {
-    let corrupt =
-        |file: &Path, reason: String| CheckpointError::Corrupt { path: file.to_path_buf(), reason };
-    let model_file = path.join("model.bpk");
-    let bytes = std::fs::read(&model_file).map_err(io(&model_file))?;
-    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
-        .map_err(|e| corrupt(&model_file, e.to_string()))?;
-    let net = net.try_load_record(record).map_err(|e| corrupt(&model_file, e.to_string()))?;
+    let net = load_burn_net(path, net)?;
     let optim_file = path.join("optimizer.bin");
     let bytes = std::fs::read(&optim_file).map_err(io(&optim_file))?;
-    let optimizer = optimizer
-        .from_bytes(Bytes::from_bytes_vec(bytes))
-        .map_err(|e| corrupt(&optim_file, e.to_string()))?;
+    let optimizer = optimizer.from_bytes(Bytes::from_bytes_vec(bytes)).map_err(|e| {
+        CheckpointError::Corrupt { path: optim_file.clone(), reason: e.to_string() }
+    })?;
     Ok((net, optimizer))
+}
+
+/// The Burn parameters of checkpoint `path` (backend `burn`), loaded into `net`.
+pub fn load_burn_net(path: &Path, net: Net) -> Result<Net, CheckpointError> {
+    let model_file = path.join("model.bpk");
+    let corrupt = |reason: String| CheckpointError::Corrupt { path: model_file.clone(), reason };
+    let bytes = std::fs::read(&model_file).map_err(io(&model_file))?;
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| corrupt(e.to_string()))?;
+    net.try_load_record(record).map_err(|e| corrupt(e.to_string()))
+}
+
+/// The weights of checkpoint `path` (backend `atomzero`) for architecture `config`.
+pub fn load_params(path: &Path, config: &NetConfig) -> Result<Params, CheckpointError> {
+    let file = path.join("model.safetensors");
+    let bytes = std::fs::read(&file).map_err(io(&file))?;
+    Params::from_safetensors(config, &bytes)
+        .map_err(|e| CheckpointError::Corrupt { path: file, reason: e.to_string() })
+}
+
+/// The optimizer state of checkpoint `path` (backend `atomzero`), for an optimizer of
+/// `config` over `len` parameters.
+pub fn load_optimizer(
+    path: &Path,
+    config: OptimizerConfig,
+    clip: Option<f32>,
+    len: usize,
+) -> Result<Optimizer, CheckpointError> {
+    let file = path.join("optimizer.safetensors");
+    let bytes = std::fs::read(&file).map_err(io(&file))?;
+    Optimizer::from_bytes(config, clip, len, &bytes)
+        .map_err(|e| CheckpointError::Corrupt { path: file, reason: e.to_string() })
 }

@@ -1,18 +1,15 @@
 //! The training loop.
 
-use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, TrainState};
-use crate::config::{OptimizerKind, TrainerConfig};
-use crate::data::{HostBatch, build_batch};
+use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, Engine, TrainState};
+use crate::config::TrainerConfig;
+use crate::data::build_batch;
+use crate::engine::{self, Trainer};
 use crate::tensorboard::EventWriter;
+use atomzero_backprop::SparseBatch;
 use atomzero_encoding::{ENCODING_VERSION, Encoder};
 use atomzero_mcts::Rng as Sampler;
-use atomzero_nn::burn::grad_clipping::GradientClippingConfig;
-use atomzero_nn::burn::optim::decay::WeightDecayConfig;
-use atomzero_nn::burn::optim::momentum::MomentumConfig;
-use atomzero_nn::burn::optim::{ModuleOptimizer, SgdConfig};
 use atomzero_nn::burn::tensor::Device;
-use atomzero_nn::burn::tensor::activation::{log_softmax, softmax};
-use atomzero_nn::{CheckpointError as NetError, Net, NetConfig, TrainBatch, TrainConfig, Trainer};
+use atomzero_nn::{CheckpointError as NetError, Net, NetConfig};
 use atomzero_replay::{ReplayWindow, WindowError};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -119,42 +116,13 @@ pub struct TrainSummary {
     pub data_secs: f64,
     /// See `data_secs`.
     pub compute_secs: f64,
+    /// The engine that ran the steps.
+    pub engine: Engine,
+    /// The checkpoint resumed from was written by the other engine: its weights were kept,
+    /// its optimizer state (moments) started afresh.
+    pub optimizer_restarted: bool,
     /// The trained network.
     pub net: Net,
-}
-
-fn optimizer(config: &TrainerConfig) -> ModuleOptimizer {
-    let clip = (config.grad_clip_norm > 0.0)
-        .then_some(GradientClippingConfig::Norm(config.grad_clip_norm));
-    match config.optimizer {
-        OptimizerKind::Adamw => TrainConfig {
-            weight_decay: config.weight_decay,
-            grad_clip_norm: clip.map(|_| config.grad_clip_norm),
-            value_loss_weight: config.value_loss_weight,
-            ..TrainConfig::default()
-        }
-        .optimizer(),
-        OptimizerKind::Sgd => SgdConfig::new()
-            .with_momentum(Some(MomentumConfig {
-                momentum: config.momentum,
-                dampening: 0.0,
-                nesterov: true,
-            }))
-            .with_weight_decay(
-                (config.weight_decay > 0.0)
-                    .then_some(WeightDecayConfig { penalty: config.weight_decay }),
-            )
-            .with_gradient_clipping(clip)
-            .init(),
-    }
-}
-
-fn trainer_for(net: Net, config: &TrainerConfig, device: &Device) -> Trainer {
-    let loss_config =
-        TrainConfig { value_loss_weight: config.value_loss_weight, ..TrainConfig::default() };
-    let mut trainer = Trainer::new(net, &loss_config, device);
-    trainer.set_optimizer(optimizer(config));
-    trainer
 }
 
 /// Trains until `options.target_step`, resuming from the newest checkpoint if there is one.
@@ -167,60 +135,65 @@ pub fn train(
     options.net.validate().map_err(|e| TrainError::Config(format!("net: {e}")))?;
     let device = options.device.clone();
 
+    let engine =
+        engine::resolve(config.backend, &options.net, &device).map_err(TrainError::Config)?;
+
     // Resume or start.
     let newest = checkpoint::list(options.checkpoint_dir).pop();
-    let (mut trainer, start_step, mut sampler, parent, resumed_from) = match newest {
-        Some((_, path)) => {
-            let state = checkpoint::read_state(&path).map_err(TrainError::Checkpoint)?;
-            let differences = options.net.differences(&state.net);
-            if !differences.is_empty() {
-                return Err(TrainError::Checkpoint(CheckpointError::Mismatch {
-                    path,
-                    differences,
-                }));
-            }
-            if state.encoding_version != ENCODING_VERSION {
-                return Err(TrainError::Checkpoint(CheckpointError::Corrupt {
-                    path,
-                    reason: format!(
-                        "encoding version {}, this build uses {ENCODING_VERSION}",
-                        state.encoding_version
-                    ),
-                }));
-            }
-            // Parameters (with their ids) and optimizer state go onto a plain-device net;
-            // the trainer then moves it to the autodiff device.
-            let net = options.net.init(&device).map_err(|e| TrainError::Config(e.to_string()))?;
-            let (net, optimizer) =
-                checkpoint::load(&path, net, optimizer(config)).map_err(TrainError::Checkpoint)?;
-            let mut trainer = trainer_for(net, config, &device);
-            trainer.set_optimizer(optimizer);
-            (
-                trainer,
-                state.step,
-                Sampler::from_state(state.sampler_state),
-                state.parent,
-                Some(path),
-            )
-        }
-        None => {
-            let (net, parent) = match options.init {
-                Some(path) => {
-                    let (net, _) = atomzero_nn::load_with_config(path, &options.net, &device)
-                        .map_err(TrainError::Init)?;
-                    (net, Some(path.display().to_string()))
+    let (mut trainer, start_step, mut sampler, parent, resumed_from, optimizer_restarted) =
+        match newest {
+            Some((_, path)) => {
+                let state = checkpoint::read_state(&path).map_err(TrainError::Checkpoint)?;
+                let differences = options.net.differences(&state.net);
+                if !differences.is_empty() {
+                    return Err(TrainError::Checkpoint(CheckpointError::Mismatch {
+                        path,
+                        differences,
+                    }));
                 }
-                None => {
-                    device.seed(options.seed);
-                    (
-                        options.net.init(&device).map_err(|e| TrainError::Config(e.to_string()))?,
-                        None,
-                    )
+                if state.encoding_version != ENCODING_VERSION {
+                    return Err(TrainError::Checkpoint(CheckpointError::Corrupt {
+                        path,
+                        reason: format!(
+                            "encoding version {}, this build uses {ENCODING_VERSION}",
+                            state.encoding_version
+                        ),
+                    }));
                 }
-            };
-            (trainer_for(net, config, &device), 0, Sampler::new(options.seed), parent, None)
-        }
-    };
+                let (trainer, restored) = Trainer::resume(engine, &path, &state, config, &device)
+                    .map_err(TrainError::Checkpoint)?;
+                (
+                    trainer,
+                    state.step,
+                    Sampler::from_state(state.sampler_state),
+                    state.parent,
+                    Some(path),
+                    !restored,
+                )
+            }
+            None => {
+                let (net, parent) = match options.init {
+                    Some(path) => {
+                        let (net, _) = atomzero_nn::load_with_config(path, &options.net, &device)
+                            .map_err(TrainError::Init)?;
+                        (net, Some(path.display().to_string()))
+                    }
+                    None => {
+                        device.seed(options.seed);
+                        (
+                            options
+                                .net
+                                .init(&device)
+                                .map_err(|e| TrainError::Config(e.to_string()))?,
+                            None,
+                        )
+                    }
+                };
+                let trainer =
+                    Trainer::new(engine, net, config, &device).map_err(TrainError::Config)?;
+                (trainer, 0, Sampler::new(options.seed), parent, None, false)
+            }
+        };
 
     let window =
         ReplayWindow::load(options.data_dir, config.window_positions).map_err(TrainError::Data)?;
@@ -236,7 +209,7 @@ pub fn train(
         None => None,
     };
 
-    let mut host = HostBatch::default();
+    let mut batch = SparseBatch::new(encoder.planes());
     let mut indices = Vec::with_capacity(config.batch_size);
     let mut losses: Vec<f32> = Vec::new();
     let (mut data_total, mut compute_total) = (0.0, 0.0);
@@ -251,48 +224,37 @@ pub fn train(
             variant: options.variant.clone(),
             config: config.clone(),
             parent: parent.clone(),
+            backend: trainer.engine(),
         };
-        checkpoint::save(
-            options.checkpoint_dir,
-            &state,
-            trainer.net(),
-            trainer.optimizer(),
-            config.keep_checkpoints,
-        )
-        .map(|_| ())
-        .map_err(TrainError::Checkpoint)
+        trainer
+            .save(options.checkpoint_dir, &state, config.keep_checkpoints)
+            .map(|_| ())
+            .map_err(TrainError::Checkpoint)
     };
     while step < target_step {
         let t0 = Instant::now();
         indices.clear();
         indices.extend((0..config.batch_size).map(|_| sampler.below(window.len())));
-        build_batch(&window, &indices, &encoder, config.value_target_root_mix, &mut host);
-        let batch = TrainBatch::from_slices(
-            encoder.planes(),
-            &host.inputs,
-            &host.policy,
-            &host.legal,
-            &host.wdl,
-            trainer.device(),
-        )
-        .map_err(|e| TrainError::Config(e.to_string()))?;
+        build_batch(&window, &indices, &encoder, config.value_target_root_mix, &mut batch);
         let t1 = Instant::now();
         let learning_rate = config.learning_rate_at(step);
-        let values = trainer.step(&batch, learning_rate);
+        let figures = trainer
+            .step(&batch, learning_rate, config.value_loss_weight)
+            .map_err(TrainError::Config)?;
         let t2 = Instant::now();
         step += 1;
         let (data_secs, compute_secs) = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
         data_total += data_secs;
         compute_total += compute_secs;
-        losses.push(values.total);
+        losses.push(figures.total);
         let report = StepReport {
             step,
             target_step,
-            total_loss: values.total,
-            policy_loss: values.policy,
-            value_loss: values.value,
+            total_loss: figures.total,
+            policy_loss: figures.policy,
+            value_loss: figures.value,
             learning_rate,
-            samples_per_sec: host.len as f64 / (data_secs + compute_secs).max(1e-9),
+            samples_per_sec: batch.len as f64 / (data_secs + compute_secs).max(1e-9),
             data_secs,
             compute_secs,
         };
@@ -303,15 +265,15 @@ pub fn train(
         if let Some(tb) = tensorboard.as_mut()
             && (step.is_multiple_of(config.log_every) || step == target_step || stop)
         {
-            let (entropy, accuracy) = policy_entropy_and_value_accuracy(trainer.net(), &batch);
+            let (entropy, accuracy) = trainer.entropy_and_accuracy();
             let scalars = [
-                ("loss/total", values.total),
-                ("loss/policy", values.policy),
-                ("loss/value", values.value),
+                ("loss/total", figures.total),
+                ("loss/policy", figures.policy),
+                ("loss/value", figures.value),
                 ("policy/entropy", entropy),
                 ("value/accuracy", accuracy),
                 ("train/learning_rate", learning_rate as f32),
-                ("train/grad_norm", trainer.last_grad_norm()),
+                ("train/grad_norm", figures.grad_norm),
                 ("train/samples_per_sec", report.samples_per_sec as f32),
                 ("train/data_fraction", (data_secs / (data_secs + compute_secs).max(1e-9)) as f32),
             ];
@@ -341,30 +303,8 @@ pub fn train(
         capped,
         data_secs: data_total,
         compute_secs: compute_total,
-        net: trainer.into_net(),
+        engine: trainer.engine(),
+        optimizer_restarted,
+        net: trainer.into_net(&device).map_err(TrainError::Config)?,
     })
-}
-
-/// Mean entropy of the network's (legal-masked) policy, and how often its most likely WDL
-/// outcome is the target's, on `batch` (no gradient).
-fn policy_entropy_and_value_accuracy(net: &Net, batch: &TrainBatch) -> (f32, f32) {
-    let out = net.forward(batch.inputs.clone());
-    let masked = out
-        .policy
-        .detach()
-        .mask_fill(batch.legal.clone().bool_not(), atomzero_nn::train::MASKED_LOGIT); // [B, 4672]
-    let log_p = log_softmax(masked.clone(), 1); // [B, 4672]
-    let p = softmax(masked, 1); // [B, 4672]
-    let entropy = (p * log_p).sum_dim(1).neg().mean(); // [1]
-    let predicted = out.wdl.detach().argmax(1); // [B, 1]
-    let wanted = batch.wdl_target.clone().argmax(1); // [B, 1]
-    let accuracy = predicted.equal(wanted).float().mean(); // [1]
-    let read = |t: atomzero_nn::burn::tensor::Tensor<1>| {
-        t.into_data()
-            .try_into_vec_as::<f32>()
-            .ok()
-            .and_then(|v| v.first().copied())
-            .unwrap_or(f32::NAN)
-    };
-    (read(entropy), read(accuracy))
 }

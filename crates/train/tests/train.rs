@@ -8,7 +8,7 @@ use atomzero_replay::{ShardMeta, window::shard_file_name, write_shard};
 use atomzero_rules::{Position, Variant};
 use atomzero_selfplay::{Openings, SelfplayConfig, SelfplayEvent};
 use atomzero_train::tensorboard::read_scalars;
-use atomzero_train::{TrainOptions, TrainerConfig, train};
+use atomzero_train::{Backend, TrainOptions, TrainerConfig, train};
 use std::path::{Path, PathBuf};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -139,11 +139,30 @@ fn outputs(net: &atomzero_nn::Net) -> Vec<f32> {
     out
 }
 
+/// [`options`] without TensorBoard or an initial net.
+fn super_options<'a>(data: &'a Path, ckpt: &'a Path, target: u64) -> TrainOptions<'a> {
+    options(data, ckpt, None, None, target)
+}
+
+/// `options` for one engine.
+fn with_backend(mut options: TrainOptions<'_>, backend: Backend) -> TrainOptions<'_> {
+    options.config.backend = backend;
+    options
+}
+
 #[test]
 fn resumed_training_equals_uninterrupted_training() {
-    let dir = temp_dir("resume");
+    for backend in [Backend::Burn, Backend::Atomzero] {
+        resumed_training_equals_uninterrupted_training_on(backend);
+    }
+}
+
+fn resumed_training_equals_uninterrupted_training_on(backend: Backend) {
+    let dir = temp_dir(&format!("resume-{backend:?}"));
     make_data(&dir.join("data"), 12);
     let data = dir.join("data");
+    let options =
+        |ckpt, init, target| with_backend(options(&data, ckpt, None, init, target), backend);
     // A shared starting point.
     let init = dir.join("init.safetensors");
     let device = Device::default();
@@ -153,16 +172,17 @@ fn resumed_training_equals_uninterrupted_training() {
         .save(&init, &Provenance { variant: "atomic".into(), training_step: 0, parent: None })
         .unwrap();
 
-    let one_go = train(options(&data, &dir.join("a"), None, Some(&init), 20), |_| {}).unwrap();
-    let first_half = train(options(&data, &dir.join("b"), None, Some(&init), 10), |_| {}).unwrap();
+    let (a_dir, b_dir) = (dir.join("a"), dir.join("b"));
+    let one_go = train(options(&a_dir, Some(&init), 20), |_| {}).unwrap();
+    let first_half = train(options(&b_dir, Some(&init), 10), |_| {}).unwrap();
     assert_eq!(first_half.end_step, 10);
     // "Kill" here: only the checkpoint directory carries over.
-    let second_half = train(options(&data, &dir.join("b"), None, Some(&init), 20), |_| {}).unwrap();
+    let second_half = train(options(&b_dir, Some(&init), 20), |_| {}).unwrap();
     assert_eq!((second_half.start_step, second_half.end_step), (10, 20));
-    assert!(second_half.resumed_from.is_some());
+    assert!(second_half.resumed_from.is_some() && !second_half.optimizer_restarted);
     let (a, b) = (outputs(&one_go.net), outputs(&second_half.net));
     let max_diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
-    assert!(max_diff < 1e-4, "resumed run differs by {max_diff}");
+    assert!(max_diff < 1e-4, "{backend:?}: resumed run differs by {max_diff}");
     // And training did change the net.
     let (init_net, _) = atomzero_nn::load(&init, &device).unwrap();
     let c = outputs(&init_net);
@@ -172,38 +192,104 @@ fn resumed_training_equals_uninterrupted_training() {
 
 #[test]
 fn bad_inputs_fail_cleanly_without_overwriting() {
-    let dir = temp_dir("bad");
+    for (backend, model) in [(Backend::Burn, "model.bpk"), (Backend::Atomzero, "model.safetensors")]
+    {
+        bad_inputs_fail_cleanly_without_overwriting_on(backend, model);
+    }
+}
+
+fn bad_inputs_fail_cleanly_without_overwriting_on(backend: Backend, model: &str) {
+    let dir = temp_dir(&format!("bad-{backend:?}"));
     let ckpt = dir.join("ckpt");
+    fn options<'a>(
+        data: &'a Path,
+        ckpt: &'a Path,
+        target: u64,
+        backend: Backend,
+    ) -> TrainOptions<'a> {
+        with_backend(super_options(data, ckpt, target), backend)
+    }
     // No data directory.
-    let err =
-        train(options(&dir.join("nope"), &ckpt, None, None, 5), |_| {}).unwrap_err().to_string();
+    let err = train(options(&dir.join("nope"), &ckpt, 5, backend), |_| {}).unwrap_err().to_string();
     assert!(err.contains("nope"), "{err}");
     // An empty data directory.
     std::fs::create_dir_all(dir.join("empty")).unwrap();
     let err =
-        train(options(&dir.join("empty"), &ckpt, None, None, 5), |_| {}).unwrap_err().to_string();
+        train(options(&dir.join("empty"), &ckpt, 5, backend), |_| {}).unwrap_err().to_string();
     assert!(err.contains("no training data"), "{err}");
     // A checkpoint of another architecture.
     make_data(&dir.join("data"), 4);
-    train(options(&dir.join("data"), &ckpt, None, None, 3), |_| {}).unwrap();
-    let before = std::fs::read(ckpt.join("step-00000003/model.bpk")).unwrap();
     let data = dir.join("data");
-    let mut opts = options(&data, &ckpt, None, None, 6);
+    train(options(&data, &ckpt, 3, backend), |_| {}).unwrap();
+    let saved = ckpt.join("step-00000003").join(model);
+    let before = std::fs::read(&saved).unwrap();
+    let mut opts = options(&data, &ckpt, 6, backend);
     opts.net.filters = 24;
     let err = train(opts, |_| {}).unwrap_err().to_string();
     assert!(err.contains("filters"), "{err}");
     // A corrupt checkpoint.
-    std::fs::write(ckpt.join("step-00000003/model.bpk"), b"garbage").unwrap();
-    let err =
-        train(options(&dir.join("data"), &ckpt, None, None, 6), |_| {}).unwrap_err().to_string();
-    assert!(err.contains("model.bpk"), "{err}");
-    std::fs::write(ckpt.join("step-00000003/model.bpk"), &before).unwrap();
+    std::fs::write(&saved, b"garbage").unwrap();
+    let err = train(options(&data, &ckpt, 6, backend), |_| {}).unwrap_err().to_string();
+    assert!(err.contains(model), "{err}");
+    std::fs::write(&saved, &before).unwrap();
     std::fs::write(ckpt.join("step-00000003/state.json"), b"{").unwrap();
-    let err =
-        train(options(&dir.join("data"), &ckpt, None, None, 6), |_| {}).unwrap_err().to_string();
+    let err = train(options(&data, &ckpt, 6, backend), |_| {}).unwrap_err().to_string();
     assert!(err.contains("state.json"), "{err}");
     // Nothing was overwritten by the failed runs.
-    assert_eq!(std::fs::read(ckpt.join("step-00000003/model.bpk")).unwrap(), before);
+    assert_eq!(std::fs::read(&saved).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_checkpoint_of_either_engine_resumes_on_the_other() {
+    let dir = temp_dir("cross");
+    make_data(&dir.join("data"), 8);
+    let data = dir.join("data");
+    for (first, second) in [(Backend::Burn, Backend::Atomzero), (Backend::Atomzero, Backend::Burn)]
+    {
+        let ckpt = dir.join(format!("{first:?}"));
+        let opts =
+            |backend, target| with_backend(options(&data, &ckpt, None, None, target), backend);
+        let a = train(opts(first, 4), |_| {}).unwrap();
+        // The other engine takes the weights and starts its optimizer afresh...
+        let b = train(opts(second, 8), |_| {}).unwrap();
+        assert_eq!((b.start_step, b.end_step), (4, 8));
+        assert!(b.optimizer_restarted, "{first:?} -> {second:?}");
+        assert_ne!(a.engine, b.engine);
+        // ...from exactly the weights the first one saved: no step taken, same outputs.
+        let c = train(opts(second, 8), |_| {}).unwrap();
+        assert_eq!((c.start_step, c.end_step, c.optimizer_restarted), (8, 8, false));
+        let (x, y) = (outputs(&b.net), outputs(&c.net));
+        assert!(x.iter().zip(&y).all(|(p, q)| (p - q).abs() < 1e-5));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn regression_every_batch_row_is_its_own_position() {
+    // The batch builder reused one input buffer without zeroing it, so every position carried
+    // the pieces of those encoded before it (both engines then learned from garbage).
+    let dir = temp_dir("rows");
+    make_data(&dir.join("data"), 6);
+    let window = atomzero_replay::ReplayWindow::load(&dir.join("data"), 10_000).unwrap();
+    let encoder = atomzero_encoding::Encoder::new(Default::default());
+    let mut batch = atomzero_backprop::SparseBatch::new(encoder.planes());
+    let indices: Vec<usize> = (0..window.len()).step_by(3).collect();
+    atomzero_train::data::build_batch(&window, &indices, &encoder, 0.0, &mut batch);
+    assert_eq!(batch.len, indices.len());
+    let per = encoder.planes() * 64;
+    for (row, &i) in indices.iter().enumerate() {
+        let sample = window.get(i, 0).unwrap();
+        let mut expected = vec![0.0f32; per];
+        let pos = &sample.position;
+        encoder.encode_flat(pos, pos.turn(), &sample.history, sample.repetitions, &mut expected);
+        assert_eq!(&batch.inputs[row * per..(row + 1) * per], &expected[..], "row {row}");
+        // Every legal move is listed once and the targets sum to 1.
+        let (legal, targets) = batch.policy(row);
+        assert_eq!(legal.len(), pos.legal_moves().len());
+        let total: f32 = targets.iter().sum();
+        assert!((total - 1.0).abs() < 1e-5, "row {row}: targets sum to {total}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
