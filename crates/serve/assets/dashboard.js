@@ -98,14 +98,16 @@ function render(s) {
   const stageNames = {init: "making the initial network", selfplay: "self-play", train: "training",
     gate: "gating match", promote: "promoting", eval: "evaluation matches"}
   const since = st.seconds_since_change
-  const active = since !== null && since !== undefined && since < 120
+  const active = since !== null && since !== undefined && since < 60
   const status = document.getElementById("status")
   if (st.generation === null || st.generation === undefined) {
     status.replaceChildren("no run.json yet: the run has not started")
   } else {
     let rest = `: ${stageNames[st.stage] || st.stage}`
-    if (st.stage === "selfplay") rest += ` (${st.shards_in_generation} shard${st.shards_in_generation === 1 ? "" : "s"} written)`
-    rest += active ? ` · active (last change ${duration(since)} ago)` : ` · idle: nothing changed for ${duration(since)} (finished or stopped)`
+    if (st.stage === "selfplay") {
+      rest += st.shards_in_generation ? ` (${st.shards_in_generation} shard${st.shards_in_generation === 1 ? "" : "s"} written)` : " (no games written yet)"
+    }
+    rest += active ? ` · last change ${duration(since)} ago` : ` · nothing changed for ${duration(since)}: finished or stopped`
     status.replaceChildren("generation ", el("b", {}, st.generation), rest)
   }
   document.getElementById("status-detail").textContent =

@@ -86,7 +86,9 @@ async function show(ply) {
   const forward = ply === view.ply + 1
   view.ply = ply
   const fen = ply === 0 ? g.start_fen : g.plies[ply - 1].fen
-  await board.setPosition(fen, forward)
+  view.settled = board.setPosition(fen, forward)
+  await view.settled
+  if (view.ply !== ply || view.game !== g) return // a later step or game took over
   markPly(board, ply === 0 ? null : g.plies[ply - 1])
   for (const node of document.querySelectorAll("#moves .mv")) {
     const current = Number(node.dataset.ply) === ply
@@ -99,7 +101,7 @@ async function show(ply) {
   } else {
     const p = g.plies[ply - 1]
     info.replaceChildren(`after ${p.san} (${p.uci})`,
-      p.explosion.length ? el("span", {class: "warn", id: "explosion"}, `  💥 exploded: ${p.explosion.join(" ")}`) : "")
+      p.explosion.length ? el("span", {class: "warn", id: "explosion"}, el("span", {class: "swatch"}), `exploded: ${p.explosion.join(" ")}`) : "")
   }
   const next = g.plies[ply]
   const search = document.getElementById("search")

@@ -32,7 +32,7 @@ function render(state, animate = true) {
   play.state = state
   const human = state.human === "white" ? COLOR.white : COLOR.black
   if (board.getOrientation() !== human) board.setOrientation(human)
-  board.setPosition(state.fen, animate)
+  play.settled = board.setPosition(state.fen, animate)
   const last = state.plies[state.plies.length - 1]
   markPly(board, last || null)
   const moves = document.getElementById("moves")
@@ -57,7 +57,9 @@ function render(state, animate = true) {
   drawPolicy(board, null)
   const status = document.getElementById("status")
   if (state.result) {
-    status.replaceChildren("Game over: ", el("b", {id: "result"}, state.result), ` (${state.termination})`)
+    const won = state.result === (state.human === "white" ? "1-0" : "0-1")
+    const verdict = state.result === "1/2-1/2" ? "a draw" : won ? "you won" : "you lost"
+    status.replaceChildren("Game over: ", el("b", {id: "result"}, state.result), ` (${state.termination}: ${verdict})`)
     board.disableMoveInput()
   } else if (state.turn === state.human) {
     status.textContent = `Your move (${state.human})`

@@ -16,6 +16,7 @@ pub const FILES: &[(&str, &[u8])] = embed!(
     "games.html",
     "play.html",
     "app.css",
+    "favicon.svg",
     "common.js",
     "board.js",
     "dashboard.js",
