@@ -191,8 +191,19 @@ try {
   for (; moves < 400; moves++) {
     const state = await play.evaluate(() => window.atomzeroPlay.state)
     if (state.result) break
-    const choices = state.legal.filter((u) => u.length === 4)
-    const all = choices.length ? choices : state.legal
+    // Captures first (in atomic they end games quickly), else any move; promotions last.
+    const occupied = new Set()
+    state.fen.split(" ")[0].split("/").forEach((row, r) => {
+      let file = 0
+      for (const c of row) {
+        if (/\d/.test(c)) { file += Number(c); continue }
+        occupied.add("abcdefgh"[file] + (8 - r))
+        file += 1
+      }
+    })
+    const plain = state.legal.filter((u) => u.length === 4)
+    const captures = plain.filter((u) => occupied.has(u.slice(2, 4)))
+    const all = captures.length ? captures : plain.length ? plain : state.legal
     const uci = all[random(all.length)]
     await clickMove(uci.slice(0, 2), uci.slice(2, 4))
     if (uci.length === 5) {

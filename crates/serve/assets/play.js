@@ -100,7 +100,12 @@ async function sendMove(uci) {
   } finally {
     play.busy = false
   }
-  if (ok && !play.state.result && play.state.turn !== play.state.human) await engineMove()
+  if (ok && !play.state.result && play.state.turn !== play.state.human) {
+    // Let a capture's explosion flash before the engine's reply replaces the markers.
+    const last = play.state.plies[play.state.plies.length - 1]
+    if (last && last.explosion.length) await new Promise((resolve) => setTimeout(resolve, 600))
+    await engineMove()
+  }
 }
 
 function onInput(event) {

@@ -588,3 +588,26 @@ fn the_event_stream_announces_changes_of_the_run() {
     let second = next_data();
     assert!(second > first, "{first} -> {second}");
 }
+
+#[test]
+fn a_run_that_has_only_just_started_shows_an_empty_dashboard() {
+    let server = start("empty", Variant::Atomic);
+    for entry in std::fs::read_dir(&server.run).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() != "config.toml" {
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+    let s = get(server.addr, "/api/summary").json();
+    assert!(s["status"]["generation"].is_null());
+    assert_eq!(s["generations"].as_array().unwrap().len(), 0);
+    assert_eq!(s["warnings"].as_array().unwrap().len(), 0, "{}", s["warnings"]);
+    assert_eq!(get(server.addr, "/api/games").json()["files"].as_array().unwrap().len(), 0);
+    assert_eq!(get(server.addr, "/api/networks").json()["networks"].as_array().unwrap().len(), 0);
+    let reply = post(server.addr, "/api/play", r#"{"network":"000000","nodes":4,"color":"white"}"#);
+    assert_eq!(reply.status, 404, "{}", reply.body);
+}
