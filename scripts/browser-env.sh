@@ -43,7 +43,8 @@ if [ "$installed" != "$version" ]; then
   (cd "$work" && npm pack --silent "playwright-core@$version" > /dev/null) || {
     echo "browser-env.sh: npm pack playwright-core@$version failed" >&2; exit 1; }
   tarball="$work/playwright-core-$version.tgz"
-  got="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+  got=$(node -e 'const f = require("fs"), c = require("crypto");
+  process.stdout.write("sha512-" + c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$tarball")
   if [ "$got" != "$integrity" ]; then
     echo "browser-env.sh: $tarball has $got, expected $integrity" >&2
     exit 1

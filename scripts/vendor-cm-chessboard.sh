@@ -21,7 +21,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && npm pack --silent "cm-chessboard@$version" > /dev/null)
 tarball="$work/cm-chessboard-$version.tgz"
-got="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+got=$(node -e 'const f = require("fs"), c = require("crypto");
+  process.stdout.write("sha512-" + c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$tarball")
 if [ "$got" != "$integrity" ]; then
   echo "vendor-cm-chessboard.sh: $tarball has $got, expected $integrity" >&2
   exit 1
