@@ -8,8 +8,8 @@
 //    at a capture the exploded squares are highlighted on the board; a move with a recorded
 //    search shows its policy target as a list and as arrows; a gating game from a PGN opens too.
 // 3. Play: a game against the run's best network, by clicking squares: first an illegal move
-//    (the server's message is shown), then seeded random legal moves until the game ends; the
-//    PGN is downloaded and has [Variant "Atomic"].
+//    (the server's message is shown), then seeded random legal moves (captures first) until the
+//    game ends; the PGN is downloaded and has the run's [Variant] ("Atomic" for atomic).
 //
 // Every wait is on a condition with a timeout; screenshots go to --shots.
 // Usage: node scripts/serve_browser.mjs --url URL --run DIR --bin ATOMZERO --shots DIR
@@ -225,7 +225,9 @@ try {
   const saved = path.join(args.shots, "played.pgn")
   await download.saveAs(saved)
   const pgn = fs.readFileSync(saved, "utf8")
-  check(pgn.includes('[Variant "Atomic"]') && pgn.includes(`[Result "${final.result}"]`), "the downloaded PGN has [Variant \"Atomic\"] and the result")
+  // PGN names: "Atomic" for atomic, the capitalised name for the other variants.
+  const variantTag = `[Variant "${final.variant[0].toUpperCase()}${final.variant.slice(1)}"]`
+  check(pgn.includes(variantTag) && pgn.includes(`[Result "${final.result}"]`), `the downloaded PGN has ${variantTag} and the result`)
   check(fs.readFileSync(path.join(args.run, final.pgn_file), "utf8") === pgn, `the game is saved in the run as ${final.pgn_file}`)
 
   check(errors.length === 0, `no script errors in the pages${errors.length ? ": " + errors.join("; ") : ""}`)

@@ -11,6 +11,7 @@
 # If chromium or playwright-core cannot be installed the check FAILS (unlike the Python
 # cross-checks, which skip): the web page has no other test of its scripts. Set
 # ATOMZERO_SKIP_BROWSER=1 to skip it on purpose, with a printed SKIP line.
+# ATOMZERO_SERVE_CONFIG=FILE makes the run from another config (e.g. another variant).
 #
 # Usage: bash scripts/checks/serve-browser.sh   (also run by scripts/test.sh)
 set -euo pipefail
@@ -41,7 +42,7 @@ modules=$(sed -n 2p <<< "$env_out")
 
 cargo build --release --locked -p atomzero --quiet
 bin="$CARGO_TARGET_DIR/release/atomzero"
-"$bin" run --config configs/ci.toml --dir "$work/run" > "$work/run.log"
+"$bin" run --config "${ATOMZERO_SERVE_CONFIG:-configs/ci.toml}" --dir "$work/run" > "$work/run.log"
 
 # Port 0: the server picks a free port and prints its address on its first line, read here
 # through a FIFO (with a time limit) as soon as it is written.
