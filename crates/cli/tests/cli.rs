@@ -330,3 +330,83 @@ fn bench_net_measures_its_peak_in_the_same_run() {
     assert!(out.contains("% of peak"), "{out}");
     assert!(out.lines().any(|l| l.contains("infer batch    1:")), "{out}");
 }
+
+/// One HTTP/1.1 request over a fresh connection; returns the status and the body.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    (head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0), body.to_string())
+}
+
+/// Kills the child when dropped, so a failed assertion leaves no server behind.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_shows_a_run_and_plays_its_networks() {
+    use std::io::BufRead;
+    let dir = temp_dir("serve");
+    let run = dir.join("run");
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/ci.toml");
+    let o =
+        atomzero(&["run", "--config", config.to_str().unwrap(), "--dir", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_atomzero"))
+            .args(["serve", "--run", run.to_str().unwrap(), "--addr", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run atomzero serve"),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+
+    let (status, summary) = http(&addr, "GET", "/api/summary", "");
+    assert_eq!(status, 200, "{summary}");
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(summary["generations"].as_array().unwrap().len(), 3, "generations 0, 1 and 2");
+    assert!(!summary["losses"].as_array().unwrap().is_empty(), "TensorBoard losses read");
+    assert!(summary["warnings"].as_array().unwrap().is_empty(), "{}", summary["warnings"]);
+
+    // A real network of the run, loaded by the binary's loader, answers a move.
+    let (status, state) =
+        http(&addr, "POST", "/api/play", r#"{"network":"000000","nodes":8,"color":"white"}"#);
+    assert_eq!(status, 201, "{state}");
+    let (status, state) = http(&addr, "POST", "/api/play/1/move", r#"{"uci":"e2e4"}"#);
+    assert_eq!(status, 200, "{state}");
+    let (status, state) = http(&addr, "POST", "/api/play/1/engine", "");
+    assert_eq!(status, 200, "{state}");
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(state["plies"].as_array().unwrap().len(), 2);
+    assert_eq!(http(&addr, "GET", "/run/../Cargo.toml", "").0, 404);
+    drop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Not a run directory: one line, exit code 2.
+    let o = atomzero(&["serve", "--run", dir.join("nothing").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("config.toml not found"), "{}", stderr(&o));
+}
