@@ -343,9 +343,8 @@ impl WithSimd for InputRows<'_> {
                                 zero
                             }
                         });
-                        let column = bt6(s, d);
-                        for i in 0..6 {
-                            t[i][j] = column[i];
+                        for (t_row, value) in t.iter_mut().zip(bt6(s, d)) {
+                            t_row[j] = value;
                         }
                     }
                     // V = t B, row by row.
@@ -409,9 +408,8 @@ impl WithSimd for OutputRows<'_> {
                         let column: [S::f32s; 6] = std::array::from_fn(|i| {
                             load(s, &m[(i * 6 + j) * stride + row + c0..], width)
                         });
-                        let r = at4(s, column);
-                        for i in 0..4 {
-                            t[i][j] = r[i];
+                        for (t_row, value) in t.iter_mut().zip(at4(s, column)) {
+                            t_row[j] = value;
                         }
                     }
                     // Y = t A, row by row, then bias and epilogue.
