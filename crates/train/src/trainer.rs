@@ -4,7 +4,7 @@ use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, TrainS
 use crate::config::{OptimizerKind, TrainerConfig};
 use crate::data::{HostBatch, build_batch};
 use crate::tensorboard::EventWriter;
-use atomzero_encoding::{ENCODING_VERSION, Encoder};
+use atomzero_encoding::{ENCODING_VERSION, Encoder, READABLE_ENCODING_VERSIONS};
 use atomzero_mcts::Rng as Sampler;
 use atomzero_nn::burn::grad_clipping::GradientClippingConfig;
 use atomzero_nn::burn::optim::decay::WeightDecayConfig;
@@ -179,7 +179,7 @@ pub fn train(
                     differences,
                 }));
             }
-            if state.encoding_version != ENCODING_VERSION {
+            if !READABLE_ENCODING_VERSIONS.contains(&state.encoding_version) {
                 return Err(TrainError::Checkpoint(CheckpointError::Corrupt {
                     path,
                     reason: format!(

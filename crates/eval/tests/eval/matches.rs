@@ -7,7 +7,7 @@ use atomzero_eval::{
     run_match,
 };
 use atomzero_mcts::{RandomEvaluator, UniformEvaluator};
-use atomzero_rules::Variant;
+use atomzero_rules::{Start, Variant};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -167,4 +167,68 @@ fn an_sprt_stops_the_match_early() {
     assert_eq!(result.sprt_verdict(), Some(atomzero_eval::Hypothesis::H1));
     assert!(result.games.len() < 100, "{} games", result.games.len());
     assert!(result.summary().contains("H1 was accepted"));
+}
+
+#[test]
+fn balanced_start_matches_count_each_players_removals_and_score_white_separately() {
+    for variant in Variant::ALL {
+        let config = MatchConfig {
+            games: 20,
+            variant,
+            start: Start::Balanced,
+            max_plies: 120,
+            seed: 9,
+            concurrency: 2,
+            ..Default::default()
+        };
+        let result = play(&PlayerSpec::greedy(), &PlayerSpec::random(), &config);
+        assert_pgn_round_trips(&result);
+        for game in &result.games {
+            assert!(game.opening.is_setup_phase(), "{variant}");
+            let removal = game.removal().expect("every game starts with White's removal");
+            // Random openings: four random plies follow the removal, the same in both games
+            // of a pair when both Whites removed the same pawn.
+            let other = &result.games[game.index ^ 1];
+            if other.removal() == Some(removal) && game.moves.len() > 5 && other.moves.len() > 5 {
+                assert_eq!(game.moves[..5], other.moves[..5], "{variant} game {}", game.index);
+            }
+        }
+        // Greedy removes one of Black's pawns (material), random any pawn.
+        let greedy = result.removals(true);
+        assert_eq!(greedy.iter().map(|(_, n)| n).sum::<usize>(), 10);
+        assert!(greedy.iter().all(|(sq, _)| sq.rank().index() == 6), "{variant}: {greedy:?}");
+        assert_eq!(result.removals(false).iter().map(|(_, n)| n).sum::<usize>(), 10);
+        // White's record is the first player's with colours accounted for.
+        let white = result.white_wdl();
+        assert_eq!(white.games(), 20);
+        let first_as_white = result.games.iter().filter(|g| g.first_is_white);
+        let first_white_wins =
+            first_as_white.filter(|g| g.winner == Some(atomzero_rules::Color::White)).count();
+        assert!(white.wins as usize >= first_white_wins);
+        let report = result.colour_report();
+        assert!(report.starts_with("White: "), "{report}");
+        assert!(report.contains("Removals by greedy as White (10 games): "), "{report}");
+        assert!(report.contains("Removals by random as White (10 games): "), "{report}");
+    }
+    // A book cannot be combined with the Balanced start.
+    let config = MatchConfig {
+        games: 2,
+        start: Start::Balanced,
+        openings: Openings::Book(vec![atomzero_rules::Position::new(Variant::Atomic)]),
+        ..Default::default()
+    };
+    let err = run_match(&PlayerSpec::random(), &PlayerSpec::random(), &config, &mut |_| {});
+    assert!(err.unwrap_err().to_string().contains("cannot be used with the balanced start"));
+}
+
+#[test]
+fn the_colour_report_of_a_standard_match_gives_whites_score_with_its_interval() {
+    let config = MatchConfig { games: 10, max_plies: 200, seed: 3, ..Default::default() };
+    let result = play(&PlayerSpec::random(), &PlayerSpec::random(), &config);
+    let white = result.white_wdl();
+    let (score, half) = white.score_interval();
+    assert!((score - white.score()).abs() < 1e-12 && half > 0.0 && half < 0.5);
+    let report = result.colour_report();
+    assert!(report.starts_with(&format!("White: {:.1}% +/- ", score * 100.0)), "{report}");
+    assert!(report.ends_with("over 10 games"), "no removals off the Balanced start: {report}");
 }
