@@ -332,13 +332,38 @@ impl MatchResult {
         out
     }
 
-    /// The colour balance: White's score with its 95% interval over all games, and on the
-    /// Balanced start each player's removals, e.g.
+    /// White's score per game and the half-width of its 95% interval. The two games of a pair
+    /// share their opening (and between equal deterministic players are the same game), so
+    /// they are not independent: the interval comes from the spread of White's mean score
+    /// per pair over the pairs (normal approximation), not from the games as if independent.
+    /// NaN without games; 0 half-width with one pair.
+    pub fn white_score_interval(&self) -> (f64, f64) {
+        let mut pairs: std::collections::BTreeMap<usize, (f64, f64)> = Default::default();
+        for game in &self.games {
+            let entry = pairs.entry(game.pair()).or_default();
+            entry.0 += f64::from(game.result_for_white().half_points()) / 2.0;
+            entry.1 += 1.0;
+        }
+        let means: Vec<f64> = pairs.values().map(|(points, n)| points / n).collect();
+        let n = means.len() as f64;
+        let score = self.white_wdl().score();
+        let mean_of_pairs = means.iter().sum::<f64>() / n;
+        let variance = if means.len() > 1 {
+            means.iter().map(|m| (m - mean_of_pairs).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        (score, crate::stats::phi_inv(0.975) * (variance / n).sqrt())
+    }
+
+    /// The colour balance: White's score with its 95% interval (over pairs: see
+    /// [`MatchResult::white_score_interval`]), and on the Balanced start each player's
+    /// removals, e.g.
     /// `White: 58.5% +/- 6.1% (+50 =17 -33), Black: 41.5% over 100 games` and
     /// `Removals by A as White (50 games): e7 21, d7 17, f2 12`.
     pub fn colour_report(&self) -> String {
         let white = self.white_wdl();
-        let (score, half_width) = white.score_interval();
+        let (score, half_width) = self.white_score_interval();
         let mut out = format!(
             "White: {}% +/- {}% (+{} ={} -{}), Black: {}% over {} games",
             fixed(score * 100.0, 1),

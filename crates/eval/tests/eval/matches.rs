@@ -226,9 +226,48 @@ fn the_colour_report_of_a_standard_match_gives_whites_score_with_its_interval() 
     let config = MatchConfig { games: 10, max_plies: 200, seed: 3, ..Default::default() };
     let result = play(&PlayerSpec::random(), &PlayerSpec::random(), &config);
     let white = result.white_wdl();
-    let (score, half) = white.score_interval();
-    assert!((score - white.score()).abs() < 1e-12 && half > 0.0 && half < 0.5);
+    let (score, half) = result.white_score_interval();
+    assert!((score - white.score()).abs() < 1e-12 && half > 0.0 && half < 0.6);
     let report = result.colour_report();
     assert!(report.starts_with(&format!("White: {:.1}% +/- ", score * 100.0)), "{report}");
     assert!(report.ends_with("over 10 games"), "no removals off the Balanced start: {report}");
+}
+
+#[test]
+fn whites_interval_comes_from_the_pairs_not_from_games_taken_as_independent() {
+    // Four pairs whose two games are the same game (equal deterministic players): White wins
+    // both games of two pairs and loses both of the other two.
+    let game = |index: usize, winner: atomzero_rules::Color| atomzero_eval::GameRecord {
+        index,
+        white: "a".into(),
+        black: "b".into(),
+        first_is_white: index % 2 == 0,
+        opening: atomzero_rules::Position::new(Variant::Atomic),
+        from_book: false,
+        moves: Vec::new(),
+        winner: Some(winner),
+        end: GameEnd::MaxPlies,
+    };
+    use atomzero_rules::Color::{Black, White};
+    let winners = [White, White, White, White, Black, Black, Black, Black];
+    let result = MatchResult {
+        first: "a".into(),
+        second: "b".into(),
+        variant: Variant::Atomic,
+        event: "test".into(),
+        games: winners.iter().enumerate().map(|(i, &w)| game(i, w)).collect(),
+        wdl: Default::default(),
+        pentanomial: Default::default(),
+        sprt: None,
+        interrupted: false,
+    };
+    let (score, half) = result.white_score_interval();
+    assert_eq!(score, 0.5);
+    // Pair means 1, 1, 0, 0: variance 1/3 over 4 pairs.
+    let expected = 1.959_964 * (1.0f64 / 3.0 / 4.0).sqrt();
+    assert!((half - expected).abs() < 1e-4, "{half} vs {expected}");
+    // Taken as 8 independent games the interval would be narrower (0.35): the pairs count.
+    let (_, per_game) = result.white_wdl().score_interval();
+    assert!(per_game < 0.35 && half > 0.56, "{per_game} {half}");
+    assert!(result.colour_report().starts_with("White: 50.0% +/- 56.6% (+4 =0 -4)"));
 }
