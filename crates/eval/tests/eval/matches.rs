@@ -241,7 +241,7 @@ fn whites_interval_comes_from_the_pairs_not_from_games_taken_as_independent() {
         index,
         white: "a".into(),
         black: "b".into(),
-        first_is_white: index % 2 == 0,
+        first_is_white: index.is_multiple_of(2),
         opening: atomzero_rules::Position::new(Variant::Atomic),
         from_book: false,
         moves: Vec::new(),
