@@ -5,7 +5,7 @@
 
 use anyhow::{Context, Result, bail};
 use atomzero_nn::{DeviceKind, NetConfig};
-use atomzero_rules::Variant;
+use atomzero_rules::{Start, Variant};
 use atomzero_selfplay::SelfplayConfig;
 use atomzero_train::TrainerConfig;
 use serde::{Deserialize, Serialize};
@@ -21,6 +21,10 @@ pub struct Config {
     /// Rule variant (atomic, nocheckatomic, atomar, deathmatch, pawnblast).
     #[serde(default = "default_variant")]
     pub variant: String,
+    /// How games start: "standard", or "balanced" (White first removes one of the 16 pawns,
+    /// then Black moves; self-play searches the removal, matches let White's player choose).
+    #[serde(default = "default_start")]
+    pub start: String,
     /// Master seed; every stage derives its own.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -140,6 +144,10 @@ fn default_variant() -> String {
     "atomic".to_string()
 }
 
+fn default_start() -> String {
+    "standard".to_string()
+}
+
 fn default_seed() -> u64 {
     1
 }
@@ -170,6 +178,11 @@ impl Config {
         self.variant.parse::<Variant>().map_err(|e| anyhow::anyhow!("variant: {e}"))
     }
 
+    /// The start, parsed.
+    pub fn start(&self) -> Result<Start> {
+        self.start.parse::<Start>().map_err(|e| anyhow::anyhow!("start: {e}"))
+    }
+
     /// The device kind, parsed.
     pub fn device(&self) -> Result<DeviceKind> {
         self.device.parse::<DeviceKind>().map_err(|e| anyhow::anyhow!("device: {e}"))
@@ -177,6 +190,12 @@ impl Config {
 
     fn validate(&self) -> Result<()> {
         self.variant()?;
+        if self.start()? == Start::Balanced && !self.run.openings.trim().is_empty() {
+            bail!(
+                "start = \"balanced\" cannot be combined with run.openings (games start from \
+                 the setup position, where White removes a pawn)"
+            );
+        }
         self.device()?;
         self.net.validate().map_err(|e| anyhow::anyhow!("net: {e}"))?;
         if let Err(e) = self.selfplay.validate() {
@@ -252,5 +271,19 @@ mod tests {
         assert!(err.contains("visits"), "{err}");
         let err = Config::from_toml("variant = \"chess\"\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("unknown variant"), "{err}");
+        let err = Config::from_toml("start = \"even\"\n", "x.toml").unwrap_err().to_string();
+        assert!(err.contains("start: unknown start 'even'"), "{err}");
+        let text = "start = \"balanced\"\n[run]\nopenings = \"book.epd\"\n";
+        let err = Config::from_toml(text, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("cannot be combined with run.openings"), "{err}");
+    }
+
+    #[test]
+    fn the_start_defaults_to_standard_and_reads_balanced() {
+        // A config without the key (every config before the Balanced start) is standard.
+        assert_eq!(Config::from_toml("", "x.toml").unwrap().start().unwrap(), Start::Standard);
+        let config = Config::from_toml("start = \"balanced\"\n", "x.toml").unwrap();
+        assert_eq!(config.start().unwrap(), Start::Balanced);
+        assert!(config.to_toml().unwrap().contains("start = \"balanced\""));
     }
 }

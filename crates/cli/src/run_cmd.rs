@@ -445,6 +445,7 @@ impl Loop<'_> {
             games,
             openings: self.openings()?,
             variant: self.config.variant()?,
+            start: self.config.start()?,
             concurrency: self.concurrency,
             sprt: None,
             max_plies: self.config.run.match_max_plies,
@@ -522,7 +523,8 @@ impl Loop<'_> {
                 0,
                 self.config.device()?,
             )?;
-            let openings = Openings::RandomPlies(self.config.selfplay.random_opening_plies);
+            let openings =
+                Openings::random(self.config.start()?, self.config.selfplay.random_opening_plies);
             let bar = progress_bar(run.games_per_generation as u64, "self-play");
             bar.set_position(done as u64);
             tally = play_and_write(
@@ -775,6 +777,10 @@ impl Loop<'_> {
                     t.plies,
                     t.plies as f64 / report.selfplay_secs.max(1e-9)
                 ));
+                let removals = t.top_removals(3);
+                if !removals.is_empty() {
+                    parts.push(format!("removes {removals}"));
+                }
             } else {
                 parts.push("self-play done earlier".into());
             }
@@ -983,7 +989,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             "new run in {}: {} on {}, net {blocks}x{filters}, {} games + {} steps per generation, \
              budget {}",
             root.display(),
-            config.variant,
+            match config.start()? {
+                atomzero_rules::Start::Standard => config.variant.clone(),
+                start => format!("{} ({start} start)", config.variant),
+            },
             config.device,
             config.run.games_per_generation,
             config.run.steps_per_generation,

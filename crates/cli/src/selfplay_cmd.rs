@@ -32,6 +32,10 @@ pub struct SelfplayArgs {
     /// Rule variant (overrides the config).
     #[arg(long)]
     variant: Option<String>,
+    /// Start: standard, or balanced (the removal is searched like any move; overrides the
+    /// config).
+    #[arg(long)]
+    start: Option<String>,
     /// Config file (default: the embedded configs/tiny.toml).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -65,6 +69,8 @@ pub struct Tally {
     pub playthroughs_with_resign_point: usize,
     pub false_resignations: usize,
     pub evaluations: u64,
+    /// Games from the Balanced start by the square of White's removal (index a1 = 0).
+    pub removals: Vec<usize>,
 }
 
 impl Tally {
@@ -82,6 +88,24 @@ impl Tally {
         self.playthroughs_with_resign_point +=
             usize::from(record.resign_disabled && record.resign_point.is_some());
         self.false_resignations += usize::from(stats.false_resignation);
+        if let Some(first) = record.moves.first().filter(|m| m.mv.is_removal()) {
+            self.removals.resize(64, 0);
+            self.removals[first.mv.from().index()] += 1;
+        }
+    }
+
+    /// The removals of Balanced-start games, most frequent first, at most `n` of them, e.g.
+    /// `e7 40, d7 31, f2 9` (empty without such games).
+    pub fn top_removals(&self, n: usize) -> String {
+        let mut counts: Vec<(usize, usize)> =
+            self.removals.iter().copied().enumerate().filter(|&(_, c)| c > 0).collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let named: Vec<String> = counts
+            .iter()
+            .take(n)
+            .filter_map(|&(i, c)| Some(format!("{} {c}", atomzero_rules::Square::new(i as u8)?)))
+            .collect();
+        named.join(", ")
     }
 }
 
@@ -226,6 +250,9 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
     if let Some(v) = args.variant {
         config.variant = v;
     }
+    if let Some(start) = args.start {
+        config.start = start;
+    }
     if let Some(seed) = args.seed {
         config.seed = seed;
     }
@@ -233,10 +260,15 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         config.selfplay.threads = t;
     }
     let variant = config.variant()?;
+    let start = config.start()?;
     let model = models::load(&args.model, config.seed, config.device()?)?;
     let openings = match &args.openings {
+        Some(_) if start == atomzero_rules::Start::Balanced => anyhow::bail!(
+            "--openings cannot be combined with the balanced start (games start from the setup \
+             position, where White removes a pawn)"
+        ),
         Some(path) => Openings::from_epd(path, variant)?,
-        None => Openings::RandomPlies(config.selfplay.random_opening_plies),
+        None => Openings::random(start, config.selfplay.random_opening_plies),
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
@@ -273,6 +305,10 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         tally.false_resignations,
         tally.playthroughs_with_resign_point,
     );
+    let removals = tally.top_removals(16);
+    if !removals.is_empty() {
+        println!("removals (Balanced start, White's choice): {removals}");
+    }
     println!("shards in {}", args.out.display());
     Ok(())
 }

@@ -410,3 +410,117 @@ fn serve_shows_a_run_and_plays_its_networks() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("config.toml not found"), "{}", stderr(&o));
 }
+
+#[test]
+fn perft_of_the_balanced_start_counts_the_removals_as_ply_1() {
+    for (depth, nodes) in [("1", 16), ("2", 348), ("3", 7463)] {
+        let o = atomzero(&["perft", "--start", "balanced", "--depth", depth]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let expected = format!("Nodes searched: {nodes}");
+        assert!(stdout(&o).lines().any(|l| l == expected), "{}", stdout(&o));
+    }
+    let o = atomzero(&["perft", "--fen", "balanced", "--depth", "1", "--divide"]);
+    assert!(stdout(&o).contains("@e2: 1") && stdout(&o).contains("@h7: 1"), "{}", stdout(&o));
+    let o = atomzero(&["perft", "--start", "balanced", "--variant", "atomar", "--depth", "3"]);
+    assert!(stdout(&o).contains("Nodes searched: 7490"), "{}", stdout(&o));
+    let o = atomzero(&["perft", "--start", "even", "--depth", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown start 'even'"), "{}", stderr(&o));
+}
+
+#[test]
+fn balanced_selfplay_and_match_record_and_report_the_removals() {
+    let dir = temp_dir("balanced");
+    let out = dir.join("selfplay");
+    let pgn = dir.join("games.pgn");
+    let (out_text, pgn_text) = (out.to_str().unwrap(), pgn.to_str().unwrap());
+    let o = atomzero(&[
+        "selfplay",
+        "--model",
+        "random",
+        "--games",
+        "6",
+        "--out",
+        out_text,
+        "--pgn",
+        pgn_text,
+        "--start",
+        "balanced",
+        "--threads",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("removals (Balanced start, White's choice): "), "{}", stdout(&o));
+    let (_, games) = atomzero_replay::read_shard(&out.join("gen000000-000000.shard")).unwrap();
+    assert!(games.iter().all(|g| g.start_fen == "balanced" && g.moves[0].mv.is_removal()));
+    let read = atomzero_rules::read_pgn(&std::fs::read_to_string(&pgn).unwrap());
+    assert_eq!(read.len(), 6);
+    assert!(read.iter().all(|g| g.as_ref().unwrap().tag("Balanced").is_some()));
+    // A book cannot be combined with the Balanced start.
+    let o = atomzero(&[
+        "selfplay",
+        "--model",
+        "random",
+        "--games",
+        "1",
+        "--out",
+        out_text,
+        "--start",
+        "balanced",
+        "--openings",
+        "book.epd",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be combined with the balanced start"), "{}", stderr(&o));
+
+    let o = atomzero(&[
+        "match",
+        "--engine",
+        "greedy",
+        "--engine",
+        "random",
+        "--games",
+        "8",
+        "--start",
+        "balanced",
+        "--max-plies",
+        "80",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.lines().any(|l| l.starts_with("White: ") && l.ends_with("over 8 games")),
+        "{text}"
+    );
+    assert!(text.contains("Removals by greedy as White (4 games): "), "{text}");
+    assert!(text.contains("Removals by random as White (4 games): "), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn uci_with_start_balanced_answers_with_a_removal() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .args(["uci", "--model", "uniform", "--start", "balanced"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run atomzero uci");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"uci\nisready\nposition startpos\ngo nodes 32\nquit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("option name Start type combo default balanced var standard var balanced"),
+        "{out}"
+    );
+    let bestmove = out.lines().find(|l| l.starts_with("bestmove ")).expect("bestmove");
+    let removal = bestmove.split_whitespace().nth(1).unwrap();
+    assert!(removal.starts_with('@') && removal.len() == 3, "{out}");
+}
