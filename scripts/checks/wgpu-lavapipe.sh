@@ -3,10 +3,12 @@
 # mesa-vulkan-drivers from Debian's packages if it is missing, then runs atomzero-nn's
 # `wgpu_forward_matches_cpu` (one forward pass of a tiny SE net on wgpu against the CPU backend,
 # tolerance 1e-3; it prints the adapter and the largest difference). Skips (exit 0, with the
-# reason) only if the driver cannot be installed. With an empty cargo target dir this step is
-# the longest of CI: 29 minutes on 2 cores (Burn's crates are built again with the wgpu feature;
-# the whole cold .ci/run took 49 min, 2026-11-23); warm it only rebuilds what changed. The test
-# itself takes ~50 s (kernel compilation on the CPU).
+# reason) only if the driver cannot be installed. It builds with the `gpu-check` profile
+# (Cargo.toml: opt-level 1, no debug info): Burn's crates are built again with the wgpu
+# feature, and at the release profile's opt-level 3 that took 29 minutes on 2 cores from an
+# empty target dir (2026-11-23); at opt-level 1 it took 11 min 16 s (2026-11-25, different
+# days, not interleaved). Warm, it only rebuilds what changed. The test itself takes ~60 s
+# (kernel compilation on the CPU).
 #
 # Usage: bash scripts/checks/wgpu-lavapipe.sh   (also run by scripts/test.sh)
 set -euo pipefail
@@ -35,6 +37,7 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
   trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
 fi
 
-cargo test --release --locked -p atomzero-nn --features wgpu --test wgpu wgpu_forward_matches_cpu \
+cargo test --profile gpu-check --locked -p atomzero-nn --features wgpu --test wgpu \
+  wgpu_forward_matches_cpu \
   -- --exact --nocapture 2>&1 | grep -E "wgpu adapter|wgpu vs cpu|test result|panicked|error" 
 test "${PIPESTATUS[0]}" = 0
