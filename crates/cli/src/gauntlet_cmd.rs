@@ -4,10 +4,11 @@
 //! (by label) are not replayed, so a gauntlet can be stopped and re-run, or extended with more
 //! runs, rungs or networks.
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models::NetLoader;
-use crate::run_cmd::{TimelineLine, append_result_once, find_result, read_timeline};
+use atomzero_run::records::{TimelineLine, append_result_once, find_result, read_timeline};
+use atomzero_store::Store;
 use anyhow::{Context, Result, anyhow, bail};
 use atomzero_eval::gauntlet::{Entrant, LadderPolicy, entrants_csv, series, spread, table};
 use atomzero_eval::{
@@ -120,6 +121,8 @@ fn choose(
 struct Gauntlet {
     args: GauntletArgs,
     results: PathBuf,
+    /// The output directory as a store (`results.jsonl` in it).
+    out: Store,
     openings: Openings,
     variant: atomzero_rules::Variant,
     concurrency: usize,
@@ -135,7 +138,7 @@ impl Gauntlet {
             second.name(),
             self.args.nodes
         );
-        if let Some(line) = find_result(&self.results, &label)? {
+        if let Some(line) = find_result(&self.out, "results.jsonl", &label)? {
             return Ok(score(&line));
         }
         self.matches += 1;
@@ -155,7 +158,7 @@ impl Gauntlet {
             bail!("interrupted: finished matches are saved; run the same command to go on");
         }
         let line = ResultsLine::from_match(&result, Some(&label));
-        append_result_once(&self.results, &line)?;
+        append_result_once(&self.out, "results.jsonl", &line)?;
         let elo = result.wdl.elo();
         println!(
             "{} vs {}: +{} ={} -{} ({:.1}%), Elo {:+.0} ± {:.0}",
@@ -191,7 +194,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
             bail!("two runs are named {name}: give run directories with different names");
         }
         let config = Config::load(Some(&dir.join("config.toml")))?;
-        let timeline = read_timeline(dir)?;
+        let timeline = read_timeline(&atomzero_store::open(&dir.display().to_string())?)?;
         if timeline.is_empty() {
             bail!(
                 "{}: no timeline.jsonl (a run of this build writes one line per generation)",
@@ -236,6 +239,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
     );
     let mut gauntlet = Gauntlet {
         results: out.join("results.jsonl"),
+        out: atomzero_store::open(&out.display().to_string())?,
         openings,
         variant,
         concurrency,

@@ -1,6 +1,6 @@
 //! `atomzero match` and `atomzero gate`: games between players, cutechess-style output.
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models::NetLoader;
 use anyhow::{Result, anyhow, bail};

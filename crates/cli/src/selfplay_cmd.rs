@@ -1,13 +1,13 @@
 //! `atomzero selfplay`: play games with a model and write them as replay shards (and PGN).
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models;
 use anyhow::{Context, Result};
 use atomzero_replay::window::{SHARD_EXTENSION, shard_file_name};
-use atomzero_replay::{EndReason, GameRecord, ShardMeta, write_shard};
-use atomzero_rules::Color;
-use atomzero_selfplay::{GameStats, Openings, SelfplayEvent, record_to_pgn};
+use atomzero_replay::{GameRecord, ShardMeta, write_shard};
+use atomzero_run::games::{PlayOptions, Tally, play_games};
+use atomzero_selfplay::{Openings, record_to_pgn};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -52,41 +52,8 @@ pub struct SelfplayArgs {
     threads: Option<usize>,
 }
 
-/// Totals over finished games, for the summary line and logs.
-#[derive(Debug, Default, Clone)]
-pub struct Tally {
-    pub games: usize,
-    pub plies: usize,
-    pub targets: usize,
-    pub white_wins: usize,
-    pub black_wins: usize,
-    pub draws: usize,
-    pub resignations: usize,
-    pub playthroughs_with_resign_point: usize,
-    pub false_resignations: usize,
-    pub evaluations: u64,
-}
-
-impl Tally {
-    pub fn add(&mut self, record: &GameRecord, stats: &GameStats) {
-        self.games += 1;
-        self.plies += stats.plies;
-        self.targets += stats.targets;
-        self.evaluations += stats.evaluations;
-        match record.winner {
-            Some(Color::White) => self.white_wins += 1,
-            Some(Color::Black) => self.black_wins += 1,
-            None => self.draws += 1,
-        }
-        self.resignations += usize::from(record.reason == EndReason::Resignation);
-        self.playthroughs_with_resign_point +=
-            usize::from(record.resign_disabled && record.resign_point.is_some());
-        self.false_resignations += usize::from(stats.false_resignation);
-    }
-}
-
 /// The next free shard sequence number of `generation` in `dir`.
-pub fn next_sequence(dir: &Path, generation: u64) -> u64 {
+fn next_sequence(dir: &Path, generation: u64) -> u64 {
     let prefix = format!("gen{generation:06}-");
     std::fs::read_dir(dir)
         .into_iter()
@@ -108,7 +75,7 @@ pub fn next_sequence(dir: &Path, generation: u64) -> u64 {
 /// Plays `n_games` and writes shards into `out`; returns the tally. Stops early (keeping every
 /// finished game) when `interrupted` is set.
 #[allow(clippy::too_many_arguments)]
-pub fn play_and_write(
+fn play_and_write(
     config: &Config,
     model: &models::LoadedModel,
     openings: &Openings,
@@ -120,76 +87,50 @@ pub fn play_and_write(
     interrupted: &AtomicBool,
     progress: &ProgressBar,
 ) -> Result<Tally> {
-    let variant = config.variant()?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut sequence = next_sequence(out, generation);
     let seed = config.seed
         ^ generation.wrapping_mul(0x2545_F491_4F6C_DD1D)
         ^ sequence.wrapping_mul(0x9E37_79B9);
-    let meta = |note: String| ShardMeta {
-        model: model.name.clone(),
-        generation,
-        created_unix: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        note,
-    };
-    let mut buffer: Vec<GameRecord> = Vec::new();
-    let mut tally = Tally::default();
-    let mut error: Option<anyhow::Error> = None;
     let start = Instant::now();
-    let flush = |buffer: &mut Vec<GameRecord>, sequence: &mut u64| -> Result<()> {
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        let path = out.join(shard_file_name(generation, *sequence));
-        write_shard(&path, &meta(format!("{} games", buffer.len())), buffer)?;
-        *sequence += 1;
-        buffer.clear();
+    let options = PlayOptions {
+        selfplay: &config.selfplay,
+        variant: config.variant()?,
+        openings,
+        games: n_games,
+        seed,
+        games_per_shard,
+        interrupted,
+    };
+    let sink = |games: &[GameRecord]| -> Result<()> {
+        let path = out.join(shard_file_name(generation, sequence));
+        let meta = ShardMeta {
+            model: model.name.clone(),
+            generation,
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            note: format!("{} games", games.len()),
+        };
+        write_shard(&path, &meta, games)?;
+        sequence += 1;
         Ok(())
     };
-    atomzero_selfplay::run(
-        model.evaluator.as_ref(),
-        &config.selfplay,
-        variant,
-        openings,
-        n_games,
-        model.history,
-        seed,
-        |event| {
-            if let SelfplayEvent::Game(record, stats) = event {
-                tally.add(&record, &stats);
-                if let Some(pgn_path) = pgn
-                    && let Some(mut game) = record_to_pgn(&record)
-                {
-                    game.set_tag("Event", "atomzero self-play");
-                    game.set_tag("White", &model.name);
-                    game.set_tag("Black", &model.name);
-                    if let Err(e) = fsutil::append(pgn_path, &game.write()) {
-                        error = Some(e);
-                        return false;
-                    }
-                }
-                buffer.push(*record);
-                if buffer.len() >= games_per_shard
-                    && let Err(e) = flush(&mut buffer, &mut sequence)
-                {
-                    error = Some(e);
-                    return false;
-                }
-                progress.inc(1);
-                let secs = start.elapsed().as_secs_f64().max(1e-9);
-                progress.set_message(format!("{:.0} positions/s", tally.plies as f64 / secs));
-            }
-            !interrupted.load(Ordering::Relaxed)
-        },
-    );
-    // Finished games are never lost, also on Ctrl-C or an error.
-    flush(&mut buffer, &mut sequence)?;
-    if let Some(e) = error {
-        return Err(e);
-    }
-    Ok(tally)
+    let on_game = |record: &GameRecord, tally: &Tally| -> Result<()> {
+        if let Some(pgn_path) = pgn
+            && let Some(mut game) = record_to_pgn(record)
+        {
+            game.set_tag("Event", "atomzero self-play");
+            game.set_tag("White", &model.name);
+            game.set_tag("Black", &model.name);
+            fsutil::append(pgn_path, &game.write())?;
+        }
+        progress.inc(1);
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        progress.set_message(format!("{:.0} positions/s", tally.plies as f64 / secs));
+        Ok(())
+    };
+    play_games(model, &options, sink, on_game)
 }
 
 pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
