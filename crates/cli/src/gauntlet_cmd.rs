@@ -7,14 +7,14 @@
 use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models::NetLoader;
-use atomzero_run::records::{TimelineLine, append_result_once, find_result, read_timeline};
-use atomzero_store::Store;
 use anyhow::{Context, Result, anyhow, bail};
 use atomzero_eval::gauntlet::{Entrant, LadderPolicy, entrants_csv, series, spread, table};
 use atomzero_eval::{
     MatchConfig, NoModels, Openings, PlayerSpec, RatingOptions, ResultsLine, elo_chart_svg, rate,
     read_results, run_match,
 };
+use atomzero_run::records::{TimelineLine, append_result_once, find_result, read_timeline};
+use atomzero_store::Store;
 use clap::Args;
 use std::path::{Path, PathBuf};
 

@@ -254,7 +254,7 @@ fn announce(dir: &RunDir, config: &Config, new: bool, workers: bool) -> Result<(
             }
         );
     } else {
-        let (state, _) = state::load_state(dir.store())?.unwrap_or_default();
+        let state = state::load_state(dir.store())?.map(|(s, _)| s).unwrap_or_default();
         println!(
             "resuming {location} at generation {} ({:?}), {:.1} min spent so far",
             state.generation,
@@ -342,18 +342,17 @@ pub fn worker(args: WorkerArgs) -> Result<ExitCode> {
     let poll = Duration::try_from_secs_f64(args.poll.max(0.1)).context("--poll")?;
     let mut terminal = Terminal::default();
     let name = atomzero_run::worker::worker_name(args.name.as_deref());
-    let Some(text) =
-        atomzero_run::worker::wait_for_run(&store, poll, &interrupted, &mut terminal)?
+    let Some(text) = atomzero_run::worker::wait_for_run(&store, poll, &interrupted, &mut terminal)?
     else {
         eprintln!("interrupted before the run existed");
         return Ok(ExitCode::from(130));
     };
     let config = Config::from_toml(&text, &store.describe(layout::CONFIG))?;
     let dir = run_dir(store, args.cache)?;
-    let device = args.device.parse::<atomzero_nn::DeviceKind>().map_err(|e| anyhow!("--device: {e}"))?;
+    let device =
+        args.device.parse::<atomzero_nn::DeviceKind>().map_err(|e| anyhow!("--device: {e}"))?;
     device.device().map_err(|e| anyhow!("--device: {e}"))?;
-    let options =
-        WorkerOptions { name: name.clone(), threads: args.threads, device, interrupted };
+    let options = WorkerOptions { name: name.clone(), threads: args.threads, device, interrupted };
     match atomzero_run::worker::run(&dir, &config, &options, &mut terminal)? {
         WorkerOutcome::RunFinished { games, shards } => {
             println!(

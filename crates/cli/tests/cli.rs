@@ -378,7 +378,9 @@ fn deployment_files_call_commands_and_flags_that_exist() {
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     assert!(dockerfile.contains("cargo build --profile dist --locked -p atomzero"));
     assert!(manifest.contains("[profile.dist]"));
-    assert!(dockerfile.contains("COPY --from=build /usr/local/bin/atomzero /usr/local/bin/atomzero"));
+    assert!(
+        dockerfile.contains("COPY --from=build /usr/local/bin/atomzero /usr/local/bin/atomzero")
+    );
     assert!(dockerfile.contains("ENTRYPOINT [\"atomzero\"]"));
     assert!(dockerfile.contains("COPY configs /etc/atomzero/configs"));
     let yaml = std::fs::read_to_string(root.join("deploy/kubernetes/atomzero.yaml")).unwrap();

@@ -88,10 +88,7 @@ pub fn candidate_key(generation: u64) -> String {
 
 /// Shard `sequence` of `generation` played in the trainer's process.
 pub fn local_shard_key(generation: u64, sequence: u64) -> String {
-    format!(
-        "{SELFPLAY}{}",
-        atomzero_replay::window::shard_file_name(generation, sequence)
-    )
+    format!("{SELFPLAY}{}", atomzero_replay::window::shard_file_name(generation, sequence))
 }
 
 /// The generation of a shard played in the trainer's process, from its key.

@@ -22,7 +22,10 @@ pub struct LoadedModel {
 
 impl std::fmt::Debug for LoadedModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadedModel").field("name", &self.name).field("history", &self.history).finish()
+        f.debug_struct("LoadedModel")
+            .field("name", &self.name)
+            .field("history", &self.history)
+            .finish()
     }
 }
 
@@ -84,7 +87,8 @@ impl ModelLoader for NetLoader {
     }
 
     fn search_config(&self, path: &str) -> SearchConfig {
-        let history = atomzero_nn::read_metadata(Path::new(path)).map_or(0, |m| m.net.encoder.history);
+        let history =
+            atomzero_nn::read_metadata(Path::new(path)).map_or(0, |m| m.net.encoder.history);
         SearchConfig { history, ..SearchConfig::default().without_noise() }
     }
 }

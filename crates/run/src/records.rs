@@ -89,8 +89,7 @@ pub fn read_timeline(store: &Store) -> Result<Vec<TimelineLine>> {
     let text = read_text(store, key)?;
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let corrupt =
-            |reason: String| RunError::Corrupt { location: store.describe(key), reason };
+        let corrupt = |reason: String| RunError::Corrupt { location: store.describe(key), reason };
         let line: TimelineLine =
             serde_json::from_str(raw).map_err(|e| corrupt(format!("line {}: {e}", i + 1)))?;
         if line.format != TIMELINE_FORMAT {

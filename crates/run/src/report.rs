@@ -72,13 +72,7 @@ pub fn summary_line(
         .evals
         .iter()
         .map(|(baseline, l)| {
-            format!(
-                "{baseline} {:.0}% (+{} ={} -{})",
-                score_percent(l),
-                l.wins,
-                l.draws,
-                l.losses
-            )
+            format!("{baseline} {:.0}% (+{} ={} -{})", score_percent(l), l.wins, l.draws, l.losses)
         })
         .collect();
     let elo = ratings.lines().find_map(|row| {

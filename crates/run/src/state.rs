@@ -111,8 +111,10 @@ pub fn load_state(store: &Store) -> Result<Option<(RunState, Version)>> {
 /// Writes `run.json` if it is still at `version` (`None`: if there is none); returns the new
 /// version. Another writer in between is [`RunError::AnotherTrainer`].
 pub fn save_state(store: &Store, state: &RunState, version: Option<&Version>) -> Result<Version> {
-    let text = serde_json::to_string_pretty(state)
-        .map_err(|e| RunError::Corrupt { location: store.describe(STATE), reason: e.to_string() })?;
+    let text = serde_json::to_string_pretty(state).map_err(|e| RunError::Corrupt {
+        location: store.describe(STATE),
+        reason: e.to_string(),
+    })?;
     let mode = match version {
         Some(v) => PutMode::Replace(v.clone()),
         None => PutMode::Create,

@@ -340,13 +340,11 @@ impl Generations<'_> {
         let exists = self.dir.store().get(&layout::sidecar_key(&key))?.is_some();
         if !exists {
             let path = self.dir.local(&key);
-            let device = self
-                .config
-                .device()?
-                .device()
-                .map_err(|e| RunError::Config(e.to_string()))?;
+            let device =
+                self.config.device()?.device().map_err(|e| RunError::Config(e.to_string()))?;
             device.seed(self.config.seed);
-            let net = self.config.net.init(&device).map_err(|e| RunError::Network(e.to_string()))?;
+            let net =
+                self.config.net.init(&device).map_err(|e| RunError::Network(e.to_string()))?;
             let provenance =
                 Provenance { variant: self.config.variant.clone(), training_step: 0, parent: None };
             net.save(&path, &provenance).map_err(|e| RunError::Network(e.to_string()))?;
@@ -361,8 +359,10 @@ impl Generations<'_> {
     fn read_shard_at(&self, key: &str) -> Result<(ShardMeta, Vec<GameRecord>)> {
         let path = self.dir.fetch(key, false)?;
         let bytes = std::fs::read(&path).map_err(io(&path))?;
-        decode_shard(&bytes, Path::new(&self.dir.describe(key)))
-            .map_err(|e| RunError::Corrupt { location: self.dir.describe(key), reason: e.to_string() })
+        decode_shard(&bytes, Path::new(&self.dir.describe(key))).map_err(|e| RunError::Corrupt {
+            location: self.dir.describe(key),
+            reason: e.to_string(),
+        })
     }
 
     /// Keys of the shards this process played for `generation`, oldest first.
@@ -394,12 +394,8 @@ impl Generations<'_> {
         let mut tally = Tally::default();
         if wanted > 0 {
             let path = self.dir.fetch_network(&model_key(&best), false)?;
-            let model = models::load(
-                &path.display().to_string(),
-                0,
-                self.config.device()?,
-            )
-            .map_err(RunError::Network)?;
+            let model = models::load(&path.display().to_string(), 0, self.config.device()?)
+                .map_err(RunError::Network)?;
             let openings = Openings::RandomPlies(self.config.selfplay.random_opening_plies);
             let mut sequence = self
                 .local_shards(generation)?
@@ -537,7 +533,11 @@ impl Generations<'_> {
                         pending.iter().filter_map(|e| worker_of(&e.key)).collect();
                     self.observer.progress(
                         games.min(wanted) as u64,
-                        &format!("{games} games in {} shards from {} workers", pending.len(), workers.len()),
+                        &format!(
+                            "{games} games in {} shards from {} workers",
+                            pending.len(),
+                            workers.len()
+                        ),
                     );
                     if games >= wanted {
                         break pending;
@@ -574,8 +574,9 @@ impl Generations<'_> {
             tally.black_wins += s.black_wins;
         }
         report.selfplay_secs = manifest.wait_secs;
-        report.workers =
-            Some(manifest.shards.iter().filter_map(|s| worker_of(&s.key)).collect::<BTreeSet<_>>().len());
+        report.workers = Some(
+            manifest.shards.iter().filter_map(|s| worker_of(&s.key)).collect::<BTreeSet<_>>().len(),
+        );
         self.selfplay_scalars(generation, &tally, manifest.wait_secs);
         report.tally = Some(tally);
         Ok(Ok(()))
@@ -621,7 +622,8 @@ impl Generations<'_> {
         let mut newest_first: Vec<(String, Option<usize>)> = Vec::new();
         for g in (1..=generation).rev() {
             if let Some(m) = self.manifest(g)? {
-                newest_first.extend(m.shards.iter().rev().map(|s| (s.key.clone(), Some(s.targets))));
+                newest_first
+                    .extend(m.shards.iter().rev().map(|s| (s.key.clone(), Some(s.targets))));
             }
             if let Some(keys) = own.get(&g) {
                 newest_first.extend(keys.iter().rev().map(|k| (k.clone(), None)));
@@ -725,11 +727,7 @@ impl Generations<'_> {
             location: self.dir.describe(layout::STATE),
             reason: "no train target".into(),
         })?;
-        let device = self
-            .config
-            .device()?
-            .device()
-            .map_err(|e| RunError::Config(e.to_string()))?;
+        let device = self.config.device()?.device().map_err(|e| RunError::Config(e.to_string()))?;
         self.fetch_checkpoint()?;
         let files = self.window_files(generation)?;
         let init = self.dir.fetch_network(&model_key(&model_name(0)), false)?;
@@ -810,7 +808,8 @@ impl Generations<'_> {
                 line: None,
             }
         } else {
-            let candidate_path = self.dir.fetch_network(&layout::candidate_key(generation), true)?;
+            let candidate_path =
+                self.dir.fetch_network(&layout::candidate_key(generation), true)?;
             let best_path = self.dir.fetch_network(&model_key(&best), false)?;
             let first = self.net_player(&candidate_path, &candidate, run.gate_nodes)?;
             let second = self.net_player(&best_path, &best, run.gate_nodes)?;
@@ -918,10 +917,13 @@ impl Generations<'_> {
                         return Ok(false);
                     };
                     // `alphabeta:depth=2` → `eval-000003-alphabeta_depth_2.pgn`.
-                    let safe: String = baseline
-                        .chars()
-                        .map(|c| if c.is_ascii_alphanumeric() || "-._".contains(c) { c } else { '_' })
-                        .collect();
+                    let safe: String =
+                        baseline
+                            .chars()
+                            .map(|c| {
+                                if c.is_ascii_alphanumeric() || "-._".contains(c) { c } else { '_' }
+                            })
+                            .collect();
                     let file = format!("eval-{best}-{safe}.pgn");
                     self.write_pgn(&file, &result.result)?;
                     let line = ResultsLine::from_match(&result.result, Some(&label));

@@ -181,8 +181,8 @@ pub fn run(
         })?;
         if loaded.as_ref().is_none_or(|(name, _)| *name != best) {
             let path = dir.fetch_network(&model_key(&best), false)?;
-            let model = models::load(&path.display().to_string(), 0, device)
-                .map_err(RunError::Network)?;
+            let model =
+                models::load(&path.display().to_string(), 0, device).map_err(RunError::Network)?;
             observer.line(&format!("worker {}: playing with network {best}", options.name));
             loaded = Some((best.clone(), model));
         }
@@ -205,7 +205,8 @@ pub fn run(
         let observer_cell = std::cell::RefCell::new(&mut *observer);
         let sink = |games: &[GameRecord]| -> Result<()> {
             let key = worker_shard_key(name, sequence);
-            let meta = shard_meta(best, generation, format!("worker {name}: {} games", games.len()));
+            let meta =
+                shard_meta(best, generation, format!("worker {name}: {} games", games.len()));
             match store.put(&key, &encode_shard(&meta, games), PutMode::Create) {
                 Ok(_) => {}
                 Err(StoreError::Exists { location }) => {

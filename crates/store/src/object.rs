@@ -15,8 +15,7 @@ use crate::{Backend, BackendError, Entry, Object, PutMode, StoreError, Version};
 use futures_util::TryStreamExt;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    ClientOptions, ObjectStore, ObjectStoreExt, PutOptions, PutPayload, RetryConfig,
-    UpdateVersion,
+    ClientOptions, ObjectStore, ObjectStoreExt, PutOptions, PutPayload, RetryConfig, UpdateVersion,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -48,8 +47,7 @@ fn client_options() -> (ClientOptions, RetryConfig) {
 impl ObjectBackend {
     /// Opens `url` with settings from the environment.
     pub fn open(url: &str) -> Result<ObjectBackend, StoreError> {
-        let fail =
-            |reason: String| StoreError::Location { location: url.to_string(), reason };
+        let fail = |reason: String| StoreError::Location { location: url.to_string(), reason };
         // reqwest is built without a bundled TLS provider: use ring's (a second call finds
         // one installed and changes nothing).
         let _ = rustls::crypto::ring::default_provider().install_default();
