@@ -18,6 +18,8 @@ echo "== perft: published atomic suite (full depth)"
 "$bin" perft --suite crates/rules/tests/data/atomic.perft
 echo "== perft: published variant suites (full depth)"
 "$bin" perft --suite crates/rules/tests/data/atomic-variants.perft
+echo "== perft: the Balanced start (full depth; checked against shakmaty and Fairy-Stockfish)"
+"$bin" perft --suite crates/rules/tests/data/balanced.perft
 
 times=()
 for script in scripts/checks/*.sh; do

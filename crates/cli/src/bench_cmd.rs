@@ -222,6 +222,14 @@ fn bench_net(preset: NetPreset, batches: &[usize], quick: bool) -> Result<()> {
         let max_batch = batches.iter().copied().max().unwrap_or(1);
         let input = encoded_positions(&games, &config, max_batch);
         let gflops = |pos_per_s: f64| pos_per_s * flops / 1e9;
+        let mut ort = OrtReference::start(&net, &input, planes);
+        match &ort {
+            Ok(_) => println!(
+                "  reference: onnxruntime on the same exported graph, one thread, alternating with \
+                 atomzero-infer in 3 rounds per batch size"
+            ),
+            Err(why) => println!("  reference: no onnxruntime ({why})"),
+        }
         for &batch in batches {
             let input = &input[..batch * planes * 64];
             let burn_secs = time_median(seconds, || {
@@ -235,20 +243,39 @@ fn bench_net(preset: NetPreset, batches: &[usize], quick: bool) -> Result<()> {
             let mut policy = vec![0.0; batch * POLICY_SIZE];
             let mut wdl = vec![0.0; batch * 3];
             let mut failed = None;
-            let infer_secs = time_median(seconds, || {
-                if let Err(e) =
-                    infer.forward_into(input, batch, &mut workspace, &mut policy, &mut wdl)
-                {
-                    failed = Some(e);
+            let (mut ours_rounds, mut ort_rounds) = (Vec::new(), Vec::new());
+            for _ in 0..3 {
+                ours_rounds.push(time_median(seconds / 3.0, || {
+                    if let Err(e) =
+                        infer.forward_into(input, batch, &mut workspace, &mut policy, &mut wdl)
+                    {
+                        failed = Some(e);
+                    }
+                }));
+                if let Ok(reference) = &mut ort {
+                    ort_rounds.push(reference.seconds_per_call(batch, seconds / 3.0)?);
                 }
-            });
+            }
             if let Some(e) = failed {
                 return Err(e.into());
             }
-            let (burn, ours) = (batch as f64 / burn_secs, batch as f64 / infer_secs);
+            let median = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let (burn, ours) = (batch as f64 / burn_secs, batch as f64 / median(ours_rounds));
+            let reference = if ort_rounds.is_empty() {
+                String::new()
+            } else {
+                let ort = batch as f64 / median(ort_rounds);
+                format!(
+                    " | onnxruntime {ort:>9.1} pos/s: atomzero-infer {:.2}x onnxruntime",
+                    ours / ort
+                )
+            };
             println!(
                 "  infer batch {batch:>4}: burn-flex {burn:>9.1} pos/s ({:>5.1} GFLOP/s, {:>3.0}% of peak) | \
-                 atomzero-infer {ours:>9.1} pos/s ({:>5.1} GFLOP/s, {:>3.0}% of peak) | {:.1}x",
+                 atomzero-infer {ours:>9.1} pos/s ({:>5.1} GFLOP/s, {:>3.0}% of peak) | {:.1}x burn{reference}",
                 gflops(burn),
                 100.0 * gflops(burn) / peaks.all,
                 gflops(ours),
@@ -256,6 +283,7 @@ fn bench_net(preset: NetPreset, batches: &[usize], quick: bool) -> Result<()> {
                 ours / burn
             );
         }
+        drop(ort);
         // Self-play's setting: one worker per core, each with its own workspace.
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let batch = max_batch;
@@ -269,6 +297,111 @@ fn bench_net(preset: NetPreset, batches: &[usize], quick: bool) -> Result<()> {
         bench_training(&config, &games, &device, seconds, peaks.all)?;
     }
     Ok(())
+}
+
+/// onnxruntime running the same net (exported to ONNX) in a Python process of the project's
+/// venv (`scripts/python-env.sh`, or the interpreter named by `ATOMZERO_PYTHON`), driven line
+/// by line so that its timings alternate with ours (`scripts/ort_bench.py`, embedded).
+struct OrtReference {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    _dir: TempDir,
+}
+
+/// A directory removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl OrtReference {
+    /// Exports `net`, writes `inputs` and starts the helper; `Err` says why there is none.
+    fn start(
+        net: &atomzero_nn::Net,
+        inputs: &[f32],
+        planes: usize,
+    ) -> Result<OrtReference, String> {
+        use std::io::BufRead;
+        let python = match std::env::var_os("ATOMZERO_PYTHON") {
+            Some(p) => std::path::PathBuf::from(p),
+            None => {
+                let home = std::env::var_os("HOME").ok_or("HOME is not set")?;
+                std::path::PathBuf::from(home).join(".cache/atomzero/venv/bin/python")
+            }
+        };
+        if !python.exists() {
+            return Err(format!(
+                "{} not found; `bash scripts/python-env.sh` installs it",
+                python.display()
+            ));
+        }
+        let dir =
+            TempDir(std::env::temp_dir().join(format!("atomzero-ort-{}", std::process::id())));
+        std::fs::create_dir_all(&dir.0).map_err(|e| e.to_string())?;
+        let info =
+            atomzero_nn::ExportInfo { variant: "atomic".into(), training_step: 0, source: None };
+        let onnx = atomzero_nn::to_onnx(net, &info).map_err(|e| e.to_string())?;
+        let (model, data, script) =
+            (dir.0.join("net.onnx"), dir.0.join("inputs.f32"), dir.0.join("ort_bench.py"));
+        let bytes: Vec<u8> = inputs.iter().flat_map(|v| v.to_le_bytes()).collect();
+        for (path, content) in [
+            (&model, &onnx[..]),
+            (&data, &bytes[..]),
+            (&script, include_str!("../../../scripts/ort_bench.py").as_bytes()),
+        ] {
+            std::fs::write(path, content).map_err(|e| e.to_string())?;
+        }
+        let mut child = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(&model)
+            .arg(&data)
+            .arg(planes.to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", python.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("no pipes to the onnxruntime helper".to_string());
+        };
+        let mut stdout = std::io::BufReader::new(stdout);
+        let mut line = String::new();
+        if stdout.read_line(&mut line).map_err(|e| e.to_string())? == 0 || line.trim() != "ready" {
+            let _ = child.kill();
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            let last = err.lines().last().unwrap_or("it exited").to_string();
+            return Err(format!("the onnxruntime helper did not start: {last}"));
+        }
+        Ok(OrtReference { child, stdin, stdout, _dir: dir })
+    }
+
+    /// onnxruntime's median seconds per call at `batch`, measured for about `seconds`.
+    fn seconds_per_call(&mut self, batch: usize, seconds: f64) -> Result<f64> {
+        use std::io::{BufRead, Write};
+        writeln!(self.stdin, "{batch} {seconds}").context("onnxruntime helper")?;
+        self.stdin.flush().context("onnxruntime helper")?;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).context("onnxruntime helper")?;
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next(), words.next().and_then(|w| w.parse::<f64>().ok())) {
+            (Some("ort"), Some(_), Some(secs)) if secs > 0.0 => Ok(secs),
+            _ => bail!("onnxruntime helper answered '{}'", line.trim()),
+        }
+    }
+}
+
+impl Drop for OrtReference {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Aggregate positions/s of `threads` threads, each running forward passes on its own

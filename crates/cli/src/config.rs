@@ -102,5 +102,20 @@ mod tests {
         assert!(err.contains("visits"), "{err}");
         let err = Config::from_toml("variant = \"chess\"\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("unknown variant"), "{err}");
+        let err = Config::from_toml("start = \"even\"\n", "x.toml").unwrap_err().to_string();
+        assert!(err.contains("start: unknown start 'even'"), "{err}");
+        let text = "start = \"balanced\"\n[run]\nopenings = \"book.epd\"\n";
+        let err = Config::from_toml(text, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("cannot be combined with run.openings"), "{err}");
+    }
+
+    #[test]
+    fn the_start_defaults_to_standard_and_reads_balanced() {
+        use atomzero_rules::Start;
+        // A config without the key (every config before the Balanced start) is standard.
+        assert_eq!(Config::from_toml("", "x.toml").unwrap().start().unwrap(), Start::Standard);
+        let config = Config::from_toml("start = \"balanced\"\n", "x.toml").unwrap();
+        assert_eq!(config.start().unwrap(), Start::Balanced);
+        assert!(config.to_toml().unwrap().contains("start = \"balanced\""));
     }
 }

@@ -62,16 +62,23 @@ pub struct GauntletArgs {
 /// The default ladder, weakest first (as measured: fsf:depth=1 and alphabeta:depth=2 are
 /// within 50 Elo of each other, ~1150 above random; fsf:depth=2 ~1400 as our networks see it,
 /// docs/experiments.md; depth 3 plays depth 1 about evenly, depth 5 scores 75% against it):
-/// the built-in baselines with Fairy-Stockfish at depths 1, 2 and 5 if it is built.
-fn default_ladder() -> Vec<String> {
-    let fsf = atomzero_eval::spec::fairy_stockfish_path().is_some();
+/// the built-in baselines with Fairy-Stockfish at depths 1, 2 and 5 if it is built (and the
+/// start is standard: Fairy-Stockfish cannot choose the Balanced start's removal).
+fn default_ladder(start: atomzero_rules::Start) -> Vec<String> {
+    let balanced = start == atomzero_rules::Start::Balanced;
+    let fsf = atomzero_eval::spec::fairy_stockfish_path().is_some() && !balanced;
     let rungs: &[&str] = if fsf {
         &["random", "greedy", "fsf:depth=1", "alphabeta:depth=2", "fsf:depth=2", "fsf:depth=5"]
     } else {
         &["random", "greedy", "alphabeta:depth=2"]
     };
     let ladder: Vec<String> = rungs.iter().map(|s| s.to_string()).collect();
-    if !fsf {
+    if balanced {
+        eprintln!(
+            "note: the ladder stops at alphabeta:depth=2 on the balanced start (Fairy-Stockfish \
+             cannot choose White's removal)"
+        );
+    } else if !fsf {
         eprintln!(
             "note: Fairy-Stockfish is not built (bash scripts/fairy-stockfish.sh): the ladder \
              stops at alphabeta:depth=2"
@@ -125,6 +132,7 @@ struct Gauntlet {
     out: Store,
     openings: Openings,
     variant: atomzero_rules::Variant,
+    start: atomzero_rules::Start,
     concurrency: usize,
     matches: u64,
 }
@@ -132,12 +140,15 @@ struct Gauntlet {
 impl Gauntlet {
     /// The score of `first` against `second` (from the results if recorded, else played).
     fn play(&mut self, first: &PlayerSpec, second: &PlayerSpec, games: usize) -> Result<f64> {
-        let label = format!(
+        let mut label = format!(
             "gauntlet {} vs {} games={games} nodes={}",
             first.name(),
             second.name(),
             self.args.nodes
         );
+        if self.start != atomzero_rules::Start::Standard {
+            label.push_str(&format!(" start={}", self.start));
+        }
         if let Some(line) = find_result(&self.out, "results.jsonl", &label)? {
             return Ok(score(&line));
         }
@@ -146,6 +157,7 @@ impl Gauntlet {
             games,
             openings: self.openings.clone(),
             variant: self.variant,
+            start: self.start,
             concurrency: self.concurrency,
             sprt: None,
             max_plies: self.args.max_plies,
@@ -171,6 +183,11 @@ impl Gauntlet {
             elo.diff,
             elo.error
         );
+        if self.start != atomzero_rules::Start::Standard {
+            for report_line in result.colour_report().lines() {
+                println!("  {report_line}");
+            }
+        }
         Ok(score(&line))
     }
 }
@@ -213,7 +230,17 @@ pub fn run(args: GauntletArgs) -> Result<()> {
             runs[0].dir.display()
         );
     }
-    let ladder_text = if args.ladder.is_empty() { default_ladder() } else { args.ladder.clone() };
+    let start = runs[0].config.start()?;
+    if let Some(other) = runs.iter().find(|r| r.config.start().ok() != Some(start)) {
+        bail!(
+            "{} starts {}, {} starts {start}",
+            other.dir.display(),
+            other.config.start,
+            runs[0].dir.display()
+        );
+    }
+    let ladder_text =
+        if args.ladder.is_empty() { default_ladder(start) } else { args.ladder.clone() };
     let ladder: Vec<PlayerSpec> = ladder_text
         .iter()
         .map(|s| PlayerSpec::parse(s, &NoModels).map_err(|e| anyhow!("--ladder {s}: {e}")))
@@ -242,6 +269,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
         out: atomzero_store::open(&out.display().to_string())?,
         openings,
         variant,
+        start,
         concurrency,
         matches: 0,
         args,

@@ -11,6 +11,7 @@ mod models;
 mod perft_cmd;
 mod run_cmd;
 mod selfplay_cmd;
+mod serve_cmd;
 mod shipped;
 mod train_cmd;
 mod uci_cmd;
@@ -57,6 +58,8 @@ enum Command {
     Export(export_cmd::ExportArgs),
     /// Throughput benchmarks (search, network).
     Bench(bench_cmd::BenchArgs),
+    /// A local web page over a run: dashboard, game viewer, play a network (live).
+    Serve(serve_cmd::ServeArgs),
 }
 
 /// `atomzero perft ... | head` closes stdout early. Leave quietly with the status a process
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Uci(args) => uci_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Export(args) => export_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => serve_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

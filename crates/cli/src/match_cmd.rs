@@ -1,4 +1,5 @@
-//! `atomzero match` and `atomzero gate`: games between players, cutechess-style output.
+//! `atomzero match` and `atomzero gate`: games between players, cutechess-style output, then
+//! the colour balance (White's score ± 95%; on the Balanced start each player's removals).
 
 use crate::config::{Config, ConfigFile};
 use crate::fsutil;
@@ -23,6 +24,9 @@ pub struct MatchArgs {
     /// Rule variant.
     #[arg(long, default_value = "atomic")]
     variant: String,
+    /// Start: standard, or balanced (White's player first removes one of the 16 pawns).
+    #[arg(long, default_value = "standard")]
+    start: String,
     /// Write every game to this PGN file.
     #[arg(long)]
     pgn: Option<PathBuf>,
@@ -61,6 +65,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
     }
     let config = Config::load(args.config.as_deref())?;
     let variant: atomzero_rules::Variant = args.variant.parse().map_err(|e| anyhow!("{e}"))?;
+    let start: atomzero_rules::Start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     let loader = NetLoader { device: config.device()? };
     let first = PlayerSpec::parse(&args.engines[0], &loader)
         .map_err(|e| anyhow!("--engine {}: {e}", args.engines[0]))?;
@@ -70,6 +75,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         games: args.games,
         openings: openings(args.openings.as_deref(), variant)?,
         variant,
+        start,
         concurrency: args.concurrency.max(1),
         sprt: args.sprt.as_deref().map(parse_sprt).transpose()?,
         max_plies: args.max_plies,
@@ -81,6 +87,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         run_match(&first, &second, &match_config, &mut |p| println!("{}", p.game.finished_line()))
             .map_err(|e| anyhow!("{e}"))?;
     println!("{}", result.summary());
+    println!("{}", result.colour_report());
     if let Some(pgn) = &args.pgn {
         fsutil::write_atomic(pgn, result.pgn().as_bytes())?;
     }
@@ -110,6 +117,9 @@ pub struct GateArgs {
     /// Rule variant.
     #[arg(long, default_value = "atomic")]
     variant: String,
+    /// Start: standard, or balanced (White's player first removes one of the 16 pawns).
+    #[arg(long, default_value = "standard")]
+    start: String,
     /// Games played at once.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
@@ -142,6 +152,7 @@ pub fn promote(candidate: &Path, dir: &Path) -> Result<PathBuf> {
 pub fn run_gate(args: GateArgs) -> Result<()> {
     let config = Config::load(args.config.as_deref())?;
     let variant: atomzero_rules::Variant = args.variant.parse().map_err(|e| anyhow!("{e}"))?;
+    let start: atomzero_rules::Start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     let loader = NetLoader { device: config.device()? };
     let spec = |path: &Path, name: &str| {
         PlayerSpec::parse(
@@ -156,6 +167,7 @@ pub fn run_gate(args: GateArgs) -> Result<()> {
         match_config: MatchConfig {
             games: args.games,
             variant,
+            start,
             concurrency: args.concurrency.max(1),
             sprt: Some(parse_sprt(&args.sprt)?),
             seed: config.seed,

@@ -1,8 +1,10 @@
 //! `atomzero perft`: perft of one position (optionally split by move), or a whole suite file in
-//! the shakmaty/python-chess format (`id`, `epd`, `perft DEPTH NODES`).
+//! the shakmaty/python-chess format (`id`, `epd`, `perft DEPTH NODES`). `--start balanced` (or
+//! `--fen balanced`, `epd balanced` in a suite) is the Balanced start's setup position, whose
+//! 16 removals are ply 1.
 
 use anyhow::{Context, Result, bail};
-use atomzero_rules::{CastlingMode, Position, Setup, Variant, divide, perft};
+use atomzero_rules::{BALANCED_FEN, CastlingMode, Position, Setup, Start, Variant, divide, perft};
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -12,7 +14,10 @@ pub struct PerftArgs {
     /// Rule variant (atomic, nocheckatomic, atomar, deathmatch, pawnblast).
     #[arg(long, default_value = "atomic")]
     variant: String,
-    /// Position as FEN, X-FEN or Shredder-FEN (default: the starting position).
+    /// Start of the game (standard, balanced: White first removes one of the 16 pawns).
+    #[arg(long, default_value = "standard", conflicts_with = "fen")]
+    start: String,
+    /// Position as FEN, X-FEN or Shredder-FEN, or `balanced` (default: the start position).
     #[arg(long)]
     fen: Option<String>,
     /// Depth in plies.
@@ -37,6 +42,11 @@ fn parse_variant(name: &str) -> Result<Variant> {
 }
 
 fn load_position(fen: &str, variant: Variant, force_960: bool) -> Result<Position> {
+    if fen.trim().eq_ignore_ascii_case(BALANCED_FEN) {
+        let mode = if force_960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+        return Position::from_fen_with_mode(fen, variant, mode)
+            .map_err(|e| anyhow::anyhow!("{e}"));
+    }
     let setup = Setup::from_fen(fen).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mode = if force_960 { CastlingMode::Chess960 } else { CastlingMode::detect(&setup) };
     Position::from_setup(setup, variant, mode).map_err(|e| anyhow::anyhow!("{e}"))
@@ -44,7 +54,13 @@ fn load_position(fen: &str, variant: Variant, force_960: bool) -> Result<Positio
 
 pub fn run(args: PerftArgs) -> Result<ExitCode> {
     let variant = parse_variant(&args.variant)?;
+    let start: Start = args.start.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(path) = &args.suite {
+        if start != Start::Standard {
+            bail!(
+                "--start does not apply to --suite (a suite names its positions: `epd balanced`)"
+            );
+        }
         return run_suite(path, variant, args.max_nodes, args.chess960);
     }
     let Some(depth) = args.depth else { bail!("--depth is required") };
@@ -54,7 +70,7 @@ pub fn run(args: PerftArgs) -> Result<ExitCode> {
     let pos = match &args.fen {
         Some(fen) => load_position(fen, variant, args.chess960)?,
         None => {
-            let pos = Position::new(variant);
+            let pos = Position::start(variant, start);
             if args.chess960 {
                 pos.with_castling_mode(CastlingMode::Chess960)
                     .map_err(|e| anyhow::anyhow!("{e}"))?

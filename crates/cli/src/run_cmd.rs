@@ -241,7 +241,10 @@ fn announce(dir: &RunDir, config: &Config, new: bool, workers: bool) -> Result<(
         println!(
             "new run in {location}: {} on {}, net {blocks}x{filters}, {} games + {} steps per generation{}, \
              budget {}",
-            config.variant,
+            match config.start()? {
+                atomzero_rules::Start::Standard => config.variant.clone(),
+                start => format!("{} ({start} start)", config.variant),
+            },
             config.device,
             config.run.games_per_generation,
             config.run.steps_per_generation,

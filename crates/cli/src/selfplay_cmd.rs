@@ -32,6 +32,10 @@ pub struct SelfplayArgs {
     /// Rule variant (overrides the config).
     #[arg(long)]
     variant: Option<String>,
+    /// Start: standard, or balanced (the removal is searched like any move; overrides the
+    /// config).
+    #[arg(long)]
+    start: Option<String>,
     /// Config file (default: the embedded configs/tiny.toml).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -167,6 +171,9 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
     if let Some(v) = args.variant {
         config.variant = v;
     }
+    if let Some(start) = args.start {
+        config.start = start;
+    }
     if let Some(seed) = args.seed {
         config.seed = seed;
     }
@@ -174,17 +181,22 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         config.selfplay.threads = t;
     }
     let variant = config.variant()?;
+    let start = config.start()?;
     let model = models::load(&args.model, config.seed, config.device()?)?;
     let openings = match &args.openings {
+        Some(_) if start == atomzero_rules::Start::Balanced => anyhow::bail!(
+            "--openings cannot be combined with the balanced start (games start from the setup \
+             position, where White removes a pawn)"
+        ),
         Some(path) => Openings::from_epd(path, variant)?,
-        None => Openings::RandomPlies(config.selfplay.random_opening_plies),
+        None => Openings::random(start, config.selfplay.random_opening_plies),
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     fsutil::write_atomic(&args.out.join("selfplay-config.toml"), config.to_toml()?.as_bytes())?;
     let interrupted = interrupt_flag();
     let bar = progress_bar(args.games as u64, "self-play");
-    let start = Instant::now();
+    let started = Instant::now();
     let tally = play_and_write(
         &config,
         &model,
@@ -198,7 +210,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         &bar,
     )?;
     bar.finish_and_clear();
-    let secs = start.elapsed().as_secs_f64();
+    let secs = started.elapsed().as_secs_f64();
     println!(
         "self-play: {} games, {} positions ({} training targets) in {:.1} s, {:.0} positions/s; results +{} ={} -{} (white/draw/black); {:.1} plies/game; {} resignations, {} false of {} checked",
         tally.games,
@@ -214,6 +226,10 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         tally.false_resignations,
         tally.playthroughs_with_resign_point,
     );
+    let removals = tally.top_removals(16);
+    if !removals.is_empty() {
+        println!("removals (Balanced start, White's choice): {removals}");
+    }
     println!("shards in {}", args.out.display());
     Ok(())
 }

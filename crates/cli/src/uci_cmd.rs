@@ -17,6 +17,10 @@ pub struct UciArgs {
     /// Config file (for the network device).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// The default of the `Start` option: standard, or balanced (`position startpos` is then
+    /// the Balanced start's setup position, and the engine's first move a removal like `@e2`).
+    #[arg(long, default_value = "standard")]
+    start: String,
 }
 
 pub fn run(args: UciArgs) -> Result<()> {
@@ -26,6 +30,7 @@ pub fn run(args: UciArgs) -> Result<()> {
         name: format!("atomzero {}", env!("CARGO_PKG_VERSION")),
         ..EngineConfig::default()
     };
+    engine.options.start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     engine.options.model = match args.model {
         Some(model) => Some(model),
         None => Some(crate::shipped::path()?),

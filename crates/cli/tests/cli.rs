@@ -389,3 +389,197 @@ fn deployment_files_call_commands_and_flags_that_exist() {
     assert_eq!(yaml.matches("\nkind: Job\n").count(), 2, "a trainer Job and a workers Job");
     assert!(yaml.contains("nvidia.com/gpu: 1"), "the trainer asks for a GPU");
 }
+
+/// One HTTP/1.1 request over a fresh connection; returns the status and the body.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    (head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0), body.to_string())
+}
+
+/// Kills the child when dropped, so a failed assertion leaves no server behind.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_shows_a_run_and_plays_its_networks() {
+    use std::io::BufRead;
+    let dir = temp_dir("serve");
+    let run = dir.join("run");
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/ci.toml");
+    let o =
+        atomzero(&["run", "--config", config.to_str().unwrap(), "--dir", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_atomzero"))
+            .args(["serve", "--run", run.to_str().unwrap(), "--addr", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run atomzero serve"),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+
+    let (status, summary) = http(&addr, "GET", "/api/summary", "");
+    assert_eq!(status, 200, "{summary}");
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(summary["generations"].as_array().unwrap().len(), 3, "generations 0, 1 and 2");
+    assert!(!summary["losses"].as_array().unwrap().is_empty(), "TensorBoard losses read");
+    assert!(summary["warnings"].as_array().unwrap().is_empty(), "{}", summary["warnings"]);
+
+    // A real network of the run, loaded by the binary's loader, answers a move.
+    let (status, state) =
+        http(&addr, "POST", "/api/play", r#"{"network":"000000","nodes":8,"color":"white"}"#);
+    assert_eq!(status, 201, "{state}");
+    let (status, state) = http(&addr, "POST", "/api/play/1/move", r#"{"uci":"e2e4"}"#);
+    assert_eq!(status, 200, "{state}");
+    let (status, state) = http(&addr, "POST", "/api/play/1/engine", "");
+    assert_eq!(status, 200, "{state}");
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(state["plies"].as_array().unwrap().len(), 2);
+    assert_eq!(http(&addr, "GET", "/run/../Cargo.toml", "").0, 404);
+    drop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Not a run directory: one line, exit code 2.
+    let o = atomzero(&["serve", "--run", dir.join("nothing").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("config.toml not found"), "{}", stderr(&o));
+}
+
+#[test]
+fn perft_of_the_balanced_start_counts_the_removals_as_ply_1() {
+    for (depth, nodes) in [("1", 16), ("2", 348), ("3", 7463)] {
+        let o = atomzero(&["perft", "--start", "balanced", "--depth", depth]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let expected = format!("Nodes searched: {nodes}");
+        assert!(stdout(&o).lines().any(|l| l == expected), "{}", stdout(&o));
+    }
+    let o = atomzero(&["perft", "--fen", "balanced", "--depth", "1", "--divide"]);
+    assert!(stdout(&o).contains("@e2: 1") && stdout(&o).contains("@h7: 1"), "{}", stdout(&o));
+    let o = atomzero(&["perft", "--start", "balanced", "--variant", "atomar", "--depth", "3"]);
+    assert!(stdout(&o).contains("Nodes searched: 7490"), "{}", stdout(&o));
+    let o = atomzero(&["perft", "--start", "even", "--depth", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown start 'even'"), "{}", stderr(&o));
+}
+
+#[test]
+fn balanced_selfplay_and_match_record_and_report_the_removals() {
+    let dir = temp_dir("balanced");
+    let out = dir.join("selfplay");
+    let pgn = dir.join("games.pgn");
+    let (out_text, pgn_text) = (out.to_str().unwrap(), pgn.to_str().unwrap());
+    let o = atomzero(&[
+        "selfplay",
+        "--model",
+        "random",
+        "--games",
+        "6",
+        "--out",
+        out_text,
+        "--pgn",
+        pgn_text,
+        "--start",
+        "balanced",
+        "--threads",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("removals (Balanced start, White's choice): "), "{}", stdout(&o));
+    let (_, games) = atomzero_replay::read_shard(&out.join("gen000000-000000.shard")).unwrap();
+    assert!(games.iter().all(|g| g.start_fen == "balanced" && g.moves[0].mv.is_removal()));
+    let read = atomzero_rules::read_pgn(&std::fs::read_to_string(&pgn).unwrap());
+    assert_eq!(read.len(), 6);
+    assert!(read.iter().all(|g| g.as_ref().unwrap().tag("Balanced").is_some()));
+    // A book cannot be combined with the Balanced start.
+    let o = atomzero(&[
+        "selfplay",
+        "--model",
+        "random",
+        "--games",
+        "1",
+        "--out",
+        out_text,
+        "--start",
+        "balanced",
+        "--openings",
+        "book.epd",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be combined with the balanced start"), "{}", stderr(&o));
+
+    let o = atomzero(&[
+        "match",
+        "--engine",
+        "greedy",
+        "--engine",
+        "random",
+        "--games",
+        "8",
+        "--start",
+        "balanced",
+        "--max-plies",
+        "80",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.lines().any(|l| l.starts_with("White: ") && l.ends_with("over 8 games")),
+        "{text}"
+    );
+    assert!(text.contains("Removals by greedy as White (4 games): "), "{text}");
+    assert!(text.contains("Removals by random as White (4 games): "), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn uci_with_start_balanced_answers_with_a_removal() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .args(["uci", "--model", "uniform", "--start", "balanced"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run atomzero uci");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"uci\nisready\nposition startpos\ngo nodes 32\nquit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("option name Start type combo default balanced var standard var balanced"),
+        "{out}"
+    );
+    let bestmove = out.lines().find(|l| l.starts_with("bestmove ")).expect("bestmove");
+    let removal = bestmove.split_whitespace().nth(1).unwrap();
+    assert!(removal.starts_with('@') && removal.len() == 3, "{out}");
+}

@@ -449,3 +449,50 @@ fn a_trainer_and_workers_share_a_run_with_a_worker_killed() {
     assert!(state.contains("\"finished\": true"), "{state}");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn a_balanced_start_run_trains_and_evaluates_from_the_setup_position() {
+    let tmp = temp_dir("balanced");
+    let config = tmp.join("balanced.toml");
+    let ci = std::fs::read_to_string(ci_config()).unwrap();
+    let body = ci.replacen("variant = \"atomic\"", "variant = \"atomic\"\nstart = \"balanced\"", 1);
+    assert!(body.contains("start = \"balanced\""));
+    std::fs::write(&config, body).unwrap();
+    let dir = tmp.join("r");
+    let o = run(&[
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--dir",
+        dir.to_str().unwrap(),
+        "--generations",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("atomic (balanced start)"), "{out}");
+    let gen1 = out.lines().find(|l| l.starts_with("gen   1")).expect("generation 1 line");
+    assert!(gen1.contains(" | removes "), "{gen1}");
+    // Every self-play game starts with a searched removal; evaluation games with White's.
+    for (name, bytes) in shards(&dir) {
+        let path = tmp.join(&name);
+        std::fs::write(&path, bytes).unwrap();
+        for game in atomzero_replay::read_shard(&path).unwrap().1 {
+            assert_eq!(game.start_fen, "balanced", "{name}");
+            assert!(game.moves[0].mv.is_removal(), "{name}");
+        }
+    }
+    let evals: Vec<_> = std::fs::read_dir(dir.join("eval"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pgn"))
+        .collect();
+    assert!(!evals.is_empty());
+    for path in evals {
+        for game in atomzero_rules::read_pgn(&std::fs::read_to_string(&path).unwrap()) {
+            let game = game.unwrap();
+            assert!(game.initial.is_setup_phase() && game.moves[0].is_removal(), "{path:?}");
+        }
+    }
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -1,6 +1,6 @@
 //! Input planes.
 //!
-//! Layout for encoding version 1, each plane 8×8 in rank-major order from the side to move's
+//! Layout for encoding version 2, each plane 8×8 in rank-major order from the side to move's
 //! view (rank 0 = the mover's first rank, file 0 = the a-file):
 //!
 //! | planes | content |
@@ -11,7 +11,7 @@
 //! | 13 | 1.0 everywhere if it occurred twice or more before |
 //! | 14 | the mover's rooks that may still castle (1.0 on their squares: Chess960-proof) |
 //! | 15 | the opponent's castling rooks |
-//! | 16 | the en-passant square (only when a capture there is legal) |
+//! | 16 | the en-passant square (only when a capture there is legal); in the setup phase of the Balanced start, the squares of the pawns that may be removed (all 16) |
 //! | 17 | the half-move clock / 100, everywhere |
 //! | 18 | 1.0 everywhere (lets zero-padded convolutions see the board edge) |
 //! | 19–23 | the variant, one-hot over `Variant::ALL` order (atomic, nocheckatomic, atomar, deathmatch, pawnblast), everywhere |
@@ -19,13 +19,22 @@
 //!
 //! The colour of the side to move is deliberately absent: a position and its colour-flipped
 //! mirror encode identically.
+//!
+//! Versions: 2 added the Balanced start's setup phase (plane 16 above; without it the setup
+//! position would encode as the standard start). Every other position encodes exactly as in
+//! version 1, so version-1 networks are read ([`READABLE_ENCODING_VERSIONS`]) and play the
+//! standard start unchanged; only the setup position is new to them.
 
 use atomzero_rules::{Bitboard, Color, Position, Role, Variant};
 use ndarray::{Array4, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever the plane layout changes; saved nets record it and refuse other versions.
-pub const ENCODING_VERSION: u32 = 1;
+/// Bumped whenever the plane layout changes; saved nets record it.
+pub const ENCODING_VERSION: u32 = 2;
+
+/// The encoding versions of networks this build reads: version 1 encodes every position it
+/// had exactly as version 2 does.
+pub const READABLE_ENCODING_VERSIONS: std::ops::RangeInclusive<u32> = 1..=ENCODING_VERSION;
 
 const PIECE_PLANES: usize = 12;
 const BASE_PLANES: usize = 24;
@@ -118,6 +127,9 @@ impl Encoder {
         plane(flat, 15, rights & pos.board().by_color(!us));
         if let Some(ep) = pos.ep_square() {
             plane(flat, 16, Bitboard::from(ep));
+        }
+        if pos.is_setup_phase() {
+            plane(flat, 16, pos.board().pawns());
         }
         fill(flat, 17, (pos.halfmoves().min(100) as f32) / 100.0);
         fill(flat, 18, 1.0);

@@ -12,6 +12,12 @@
 //! Castling is encoded as the king moving onto its own rook (lc0's convention; the same in
 //! standard and Chess960 castling), a horizontal "queen" move that no other move can have.
 //! The plane-major order matches a convolutional policy head's `[73, 8, 8]` output flattened.
+//!
+//! The removal of a pawn in the setup phase of the Balanced start (`atomzero_rules::start`) is
+//! a from-square-only action on [`REMOVAL_PLANE`] (plane 28, the "queen" move south by one) at
+//! the pawn's square. Only removals are legal in the setup phase, so the index clashes with no
+//! legal move there; elsewhere no removal is legal. The layout is unchanged: a network of any
+//! version has these logits.
 
 use atomzero_rules::{Color, Move, Position, Role, Square};
 
@@ -19,6 +25,8 @@ use atomzero_rules::{Color, Move, Position, Role, Square};
 pub const POLICY_PLANES: usize = 73;
 /// Policy logits: 8 × 8 × 73.
 pub const POLICY_SIZE: usize = 64 * POLICY_PLANES;
+/// The plane of a removal in the Balanced start's setup phase: "queen" move S, distance 1.
+pub const REMOVAL_PLANE: usize = 4 * 7;
 
 const DIRECTIONS: [(i32, i32); 8] =
     [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
@@ -37,6 +45,9 @@ fn view(sq: Square, us: Color) -> Square {
 pub fn move_to_index(pos: &Position, m: Move) -> usize {
     let us = pos.turn();
     let from = view(m.from(), us);
+    if m.is_removal() {
+        return REMOVAL_PLANE * 64 + from.index();
+    }
     let to = view(m.to(), us); // for castling: the rook's square
     let df = to.file().index() as i32 - from.file().index() as i32;
     let dr = to.rank().index() as i32 - from.rank().index() as i32;
@@ -71,6 +82,10 @@ pub fn index_to_move(pos: &Position, index: usize) -> Option<Move> {
     let us = pos.turn();
     let (plane, from_view) = (index / 64, index % 64);
     let from_view = Square::new(from_view as u8)?;
+    if pos.is_setup_phase() {
+        let removal = Move::removal(view(from_view, us));
+        return (plane == REMOVAL_PLANE && pos.is_legal(removal)).then_some(removal);
+    }
     let (df, dr, promotion) = match plane {
         0..=55 => {
             let (f, r) = DIRECTIONS[plane / 7];

@@ -1,8 +1,10 @@
 //! Policy mapping is a bijection on legal moves; encodings are colour-symmetric; batches match
 //! single encodings.
 
-use atomzero_encoding::{Batch, Encoder, EncoderConfig, POLICY_SIZE, index_to_move, move_to_index};
-use atomzero_rules::{CastlingMode, Position, Setup, Variant};
+use atomzero_encoding::{
+    Batch, Encoder, EncoderConfig, POLICY_SIZE, REMOVAL_PLANE, index_to_move, move_to_index,
+};
+use atomzero_rules::{CastlingMode, Move, Position, Setup, Square, Start, Variant};
 use ndarray::Array3;
 use std::collections::HashSet;
 
@@ -17,7 +19,8 @@ impl Rng {
     }
 }
 
-/// Random positions of every variant (some from a Chess960 start), with their histories.
+/// Random positions of every variant (some from a Chess960 start, some from the Balanced
+/// start's setup position), with their histories.
 fn random_positions(n: usize, seed: u64) -> Vec<(Position, Vec<Position>)> {
     let mut rng = Rng(seed);
     let mut out = Vec::new();
@@ -28,6 +31,8 @@ fn random_positions(n: usize, seed: u64) -> Vec<(Position, Vec<Position>)> {
             let setup = Setup::from_fen("rnbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/RNBKQBRN w KQkq - 0 1")
                 .unwrap();
             Position::from_setup(setup, variant, CastlingMode::Chess960).unwrap()
+        } else if game % 4 == 1 {
+            Position::start(variant, Start::Balanced)
         } else {
             Position::new(variant)
         };
@@ -49,7 +54,7 @@ fn random_positions(n: usize, seed: u64) -> Vec<(Position, Vec<Position>)> {
 #[test]
 fn policy_index_round_trips_for_every_legal_move() {
     let positions = random_positions(10_000, 1);
-    let (mut n_moves, mut castles, mut underpromotions) = (0, 0, 0);
+    let (mut n_moves, mut castles, mut underpromotions, mut removals) = (0, 0, 0, 0);
     for (pos, _) in &positions {
         let mut seen = HashSet::new();
         for &m in pos.legal_moves().iter() {
@@ -59,15 +64,64 @@ fn policy_index_round_trips_for_every_legal_move() {
             assert_eq!(index_to_move(pos, index), Some(m), "{} in {}", pos.uci(m), pos.fen());
             n_moves += 1;
             castles += usize::from(m.is_castle());
+            removals += usize::from(m.is_removal());
             underpromotions +=
                 usize::from(matches!(m.promotion(), Some(r) if r != atomzero_rules::Role::Queen));
         }
     }
     assert!(n_moves > 200_000, "{n_moves}");
     assert!(
-        castles > 100 && underpromotions > 100,
-        "castles {castles}, underpromotions {underpromotions}"
+        castles > 100 && underpromotions > 100 && removals >= 16 * 10,
+        "castles {castles}, underpromotions {underpromotions}, removals {removals}"
     );
+}
+
+#[test]
+fn the_balanced_setup_position_differs_from_the_start_only_in_plane_16_and_its_removals() {
+    let encoder = Encoder::new(EncoderConfig { history: 1 });
+    for variant in Variant::ALL {
+        let setup = Position::start(variant, Start::Balanced);
+        let standard = Position::new(variant);
+        let mut a = Array3::zeros((encoder.planes(), 8, 8));
+        let mut b = Array3::zeros((encoder.planes(), 8, 8));
+        encoder.encode(&setup, &[], 0, a.view_mut());
+        encoder.encode(&standard, &[], 0, b.view_mut());
+        for plane in 0..encoder.planes() {
+            let (pa, pb) =
+                (a.index_axis(ndarray::Axis(0), plane), b.index_axis(ndarray::Axis(0), plane));
+            if plane == 16 {
+                // The 16 removable pawns: ranks 2 and 7.
+                assert_eq!(pa.sum(), 16.0);
+                assert_eq!(
+                    pa.slice(ndarray::s![1, ..]).sum() + pa.slice(ndarray::s![6, ..]).sum(),
+                    16.0
+                );
+                assert_eq!(pb.sum(), 0.0);
+            } else {
+                assert_eq!(pa, pb, "{variant}: plane {plane}");
+            }
+        }
+        // Removals are from-square actions on the removal plane; board moves' indices mean
+        // nothing in the setup phase.
+        let e2 = Move::removal(Square::E2);
+        assert_eq!(move_to_index(&setup, e2), REMOVAL_PLANE * 64 + 12);
+        assert_eq!(move_to_index(&setup, Move::removal(Square::E7)), REMOVAL_PLANE * 64 + 52);
+        assert_eq!(index_to_move(&setup, REMOVAL_PLANE * 64 + 12), Some(e2));
+        assert_eq!(index_to_move(&setup, 64 + 12), None, "e2e4's index");
+        assert_eq!(index_to_move(&setup, REMOVAL_PLANE * 64 + 4), None, "e1 holds no pawn");
+        assert_eq!(index_to_move(&standard, REMOVAL_PLANE * 64 + 12), None, "e2e1");
+    }
+    // Outside the setup phase plane 16 holds at most the en-passant square.
+    for (pos, _) in random_positions(2_000, 7) {
+        let mut x = Array3::zeros((encoder.planes(), 8, 8));
+        encoder.encode(&pos, &[], 0, x.view_mut());
+        let marked = x.index_axis(ndarray::Axis(0), 16).sum();
+        if pos.is_setup_phase() {
+            assert_eq!(marked, 16.0);
+        } else {
+            assert_eq!(marked, if pos.ep_square().is_some() { 1.0 } else { 0.0 }, "{}", pos.fen());
+        }
+    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! for the match runner and misbehaves on request:
 //!
 //! ```text
-//! fake_uci [mode=good|illegal|garbage|none|crash|hang] [after=N] [variants=LIST|novariant]
+//! fake_uci [mode=good|illegal|garbage|none|crash|hang] [after=N] [variants=LIST|novariant] [balanced]
 //! ```
 //!
 //! It answers the first `after` searches (default 0) with a legal move (a pseudo-random one
@@ -11,7 +11,8 @@
 //! exits, `hang` stops answering. By default it advertises `UCI_Variant` with every atomzero
 //! variant and `chess`, and answers with the null move if a game starts without the variant
 //! having been set; `variants=chess+crazyhouse` advertises only those, `novariant` no
-//! `UCI_Variant` at all (the engine then plays atomic).
+//! `UCI_Variant` at all (the engine then plays atomic). `balanced` advertises a `Start` option
+//! with the value `balanced` (the engine then plays the Balanced start's removal as `@e2`).
 
 use atomzero_rules::{Position, Variant};
 use std::io::{BufRead, Write};
@@ -19,6 +20,7 @@ use std::io::{BufRead, Write};
 fn main() {
     let mut mode = "good".to_string();
     let mut after = 0usize;
+    let mut balanced = false;
     let mut advertised: Option<Vec<String>> = Some(
         std::iter::once("chess".to_string())
             .chain(Variant::ALL.iter().map(|v| v.name().to_string()))
@@ -33,6 +35,8 @@ fn main() {
             advertised = Some(list.split('+').map(str::to_string).collect());
         } else if arg == "novariant" {
             advertised = None;
+        } else if arg == "balanced" {
+            balanced = true;
         } else {
             panic!("unknown argument {arg}");
         }
@@ -60,6 +64,13 @@ fn main() {
                     .unwrap();
                 }
                 writeln!(out, "option name Hash type spin default 16 min 1 max 1024").unwrap();
+                if balanced {
+                    writeln!(
+                        out,
+                        "option name Start type combo default standard var standard var balanced"
+                    )
+                    .unwrap();
+                }
                 writeln!(out, "uciok").unwrap();
             }
             Some("isready") => writeln!(out, "readyok").unwrap(),

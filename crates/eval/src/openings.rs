@@ -2,10 +2,16 @@
 //! openings. Each opening is played by a pair of games with colours swapped, so the opening
 //! of pair `p` must be a pure function of `(p, seed)`: books are shuffled once by the seed,
 //! random openings are drawn from a generator seeded by `(seed, p)`.
+//!
+//! On the Balanced start (`atomzero_rules::start`) every game starts from the setup position
+//! and the player with White chooses the removal; random openings then play their random
+//! plies after the removal, drawn from a generator seeded by `(seed, p, removed square)`, so
+//! the two games of a pair share their random plies whenever both Whites remove the same pawn.
+//! A book cannot be combined with the Balanced start (its positions are past the setup).
 
 use crate::alphabeta;
 use atomzero_mcts::Rng;
-use atomzero_rules::{Position, Variant};
+use atomzero_rules::{Move, Position, Start, Variant};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -128,7 +134,7 @@ impl Openings {
     }
 
     /// A picker for a match with this seed.
-    pub(crate) fn picker(&self, variant: Variant, seed: u64) -> OpeningPicker<'_> {
+    pub(crate) fn picker(&self, variant: Variant, start: Start, seed: u64) -> OpeningPicker<'_> {
         let order = match self {
             Openings::Book(book) => {
                 let mut order: Vec<usize> = (0..book.len()).collect();
@@ -140,7 +146,7 @@ impl Openings {
             }
             _ => Vec::new(),
         };
-        OpeningPicker { openings: self, variant, seed, order }
+        OpeningPicker { openings: self, variant, start, seed, order }
     }
 }
 
@@ -149,13 +155,17 @@ impl Openings {
 pub(crate) struct OpeningPicker<'a> {
     openings: &'a Openings,
     variant: Variant,
+    start: Start,
     seed: u64,
     order: Vec<usize>,
 }
 
 impl OpeningPicker<'_> {
-    /// The opening of pair `pair`.
+    /// The opening of pair `pair` (the setup position on the Balanced start).
     pub(crate) fn opening(&self, pair: usize) -> Position {
+        if self.start == Start::Balanced {
+            return Position::start(self.variant, Start::Balanced);
+        }
         match self.openings {
             Openings::StartPosition => Position::new(self.variant),
             Openings::Book(book) => book[self.order[pair % self.order.len()]],
@@ -167,11 +177,39 @@ impl OpeningPicker<'_> {
     }
 }
 
+impl OpeningPicker<'_> {
+    /// The random plies that follow White's removal `removal` on the Balanced start, in pair
+    /// `pair` (none unless the openings are random).
+    pub(crate) fn plies_after_removal(
+        &self,
+        pair: usize,
+        after: &Position,
+        removal: Move,
+    ) -> Vec<Move> {
+        let Openings::Random { plies } = self.openings else { return Vec::new() };
+        let removed = removal.from().index() as u64;
+        let mut rng = Rng::new(mix(mix(self.seed ^ 0xBA1A_9CED, pair as u64), removed));
+        random_balanced_moves(after, *plies, &mut rng)
+    }
+}
+
 /// Random plies from the start position until the position is not over and balanced.
 pub fn random_balanced(variant: Variant, plies: usize, rng: &mut Rng) -> Position {
-    let mut fallback = Position::new(variant);
+    let mut pos = Position::new(variant);
+    for m in random_balanced_moves(&pos, plies, rng) {
+        pos.play_unchecked(m);
+    }
+    pos
+}
+
+/// `plies` random moves from `start`, redrawn until the position they reach is not over and
+/// balanced (see [`BALANCE_MARGIN`]); after [`MAX_OPENING_ATTEMPTS`] draws, the last that is
+/// not over (or none).
+pub fn random_balanced_moves(start: &Position, plies: usize, rng: &mut Rng) -> Vec<Move> {
+    let mut fallback = Vec::new();
     for _ in 0..MAX_OPENING_ATTEMPTS {
-        let mut pos = Position::new(variant);
+        let mut pos = *start;
+        let mut moves_played = Vec::with_capacity(plies);
         let mut over = false;
         for _ in 0..plies {
             let moves = pos.legal_moves();
@@ -179,15 +217,17 @@ pub fn random_balanced(variant: Variant, plies: usize, rng: &mut Rng) -> Positio
                 over = true;
                 break;
             }
-            pos.play_unchecked(moves[rng.below(moves.len())]);
+            let m = moves[rng.below(moves.len())];
+            pos.play_unchecked(m);
+            moves_played.push(m);
         }
         if over || pos.outcome().is_some() {
             continue;
         }
-        fallback = pos;
         if alphabeta::evaluate(&pos, 2).abs() <= BALANCE_MARGIN {
-            return pos;
+            return moves_played;
         }
+        fallback = moves_played;
     }
     fallback
 }
@@ -227,8 +267,8 @@ mod tests {
     #[test]
     fn random_openings_are_reproducible_balanced_and_varied() {
         let openings = Openings::Random { plies: 4 };
-        let picker = openings.picker(Variant::Atomic, 11);
-        let again = openings.picker(Variant::Atomic, 11);
+        let picker = openings.picker(Variant::Atomic, Start::Standard, 11);
+        let again = openings.picker(Variant::Atomic, Start::Standard, 11);
         let mut distinct = std::collections::HashSet::new();
         for pair in 0..20 {
             let pos = picker.opening(pair);
@@ -243,7 +283,7 @@ mod tests {
     #[test]
     fn book_order_is_a_seeded_permutation() {
         let book = Openings::Book(vec![Position::new(Variant::Atomic); 5]);
-        let picker = book.picker(Variant::Atomic, 3);
+        let picker = book.picker(Variant::Atomic, Start::Standard, 3);
         let mut seen = picker.order.clone();
         seen.sort_unstable();
         assert_eq!(seen, vec![0, 1, 2, 3, 4]);

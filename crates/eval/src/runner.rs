@@ -8,12 +8,18 @@
 //! by adjudication as a draw after `max_plies` half-moves, or by forfeit when a player fails
 //! (an illegal move, a crashed or hung engine): the failing side loses and the match goes on.
 //! Progress is reported on the calling thread through a callback after every game.
+//!
+//! On the Balanced start ([`MatchConfig::start`]) White's player chooses the removal (random
+//! openings play their plies after it: [`crate::openings`]); [`MatchResult::colour_report`]
+//! gives White's score with its interval and each player's removals.
 
-use crate::openings::{Openings, mix};
+use crate::openings::{OpeningPicker, Openings, mix};
 use crate::player::PlayerError;
 use crate::spec::PlayerSpec;
-use crate::stats::{GameResult, Pentanomial, SprtConfig, SprtStatus, Wdl, elo_line, score_line};
-use atomzero_rules::{Color, Game, Move, PgnGame, Position, Termination, Variant};
+use crate::stats::{
+    GameResult, Pentanomial, SprtConfig, SprtStatus, Wdl, elo_line, fixed, score_line,
+};
+use atomzero_rules::{Color, Game, Move, PgnGame, Position, Square, Start, Termination, Variant};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,6 +34,9 @@ pub struct MatchConfig {
     pub openings: Openings,
     /// The variant played.
     pub variant: Variant,
+    /// How games start: the openings, or the Balanced start's setup position (White's player
+    /// removes a pawn; a book cannot be used).
+    pub start: Start,
     /// Games played at once (threads).
     pub concurrency: usize,
     /// Stop early when this test reaches a verdict (over complete pairs).
@@ -49,6 +58,7 @@ impl Default for MatchConfig {
             games: 100,
             openings: Openings::default(),
             variant: Variant::Atomic,
+            start: Start::Standard,
             concurrency: 1,
             sprt: None,
             max_plies: 400,
@@ -76,6 +86,8 @@ pub enum MatchError {
         /// The book's variant.
         found: Variant,
     },
+    /// An opening book with the Balanced start (whose games start from its setup position).
+    BookWithBalancedStart,
 }
 
 impl fmt::Display for MatchError {
@@ -85,6 +97,10 @@ impl fmt::Display for MatchError {
             MatchError::BookVariant { expected, found } => {
                 write!(f, "the opening book is for {found}, the match plays {expected}")
             }
+            MatchError::BookWithBalancedStart => f.write_str(
+                "an opening book cannot be used with the balanced start (its games start from \
+                 the setup position, where White removes a pawn)",
+            ),
         }
     }
 }
@@ -134,6 +150,21 @@ impl GameRecord {
     /// The pair the game belongs to.
     pub fn pair(&self) -> usize {
         self.index / 2
+    }
+
+    /// The square of the pawn White removed, in a game from the Balanced start.
+    pub fn removal(&self) -> Option<Square> {
+        let first = self.moves.first().filter(|m| m.is_removal())?;
+        self.opening.is_setup_phase().then(|| first.from())
+    }
+
+    /// The result from White's side.
+    pub fn result_for_white(&self) -> GameResult {
+        match self.winner {
+            None => GameResult::Draw,
+            Some(Color::White) => GameResult::Win,
+            Some(Color::Black) => GameResult::Loss,
+        }
     }
 
     /// The result for the match's first player.
@@ -275,6 +306,88 @@ impl MatchResult {
         out
     }
 
+    /// White's record over every game (colour balance: 50% if neither colour has the edge).
+    pub fn white_wdl(&self) -> Wdl {
+        let mut wdl = Wdl::default();
+        for game in &self.games {
+            wdl.add(game.result_for_white());
+        }
+        wdl
+    }
+
+    /// How often `player` (the match's first player if `first`) removed each pawn when it had
+    /// White on the Balanced start, most often first (ties a1 to h8).
+    pub fn removals(&self, first: bool) -> Vec<(Square, usize)> {
+        let mut counts = [0usize; 64];
+        for game in self.games.iter().filter(|g| g.first_is_white == first) {
+            if let Some(square) = game.removal() {
+                counts[square.index()] += 1;
+            }
+        }
+        let mut out: Vec<(Square, usize)> = (0..64u8)
+            .filter_map(|i| Some((Square::new(i)?, counts[i as usize])))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
+        out
+    }
+
+    /// White's score per game and the half-width of its 95% interval. The two games of a pair
+    /// share their opening (and between equal deterministic players are the same game), so
+    /// they are not independent: the interval comes from the spread of White's mean score
+    /// per pair over the pairs (normal approximation), not from the games as if independent.
+    /// NaN without games; 0 half-width with one pair.
+    pub fn white_score_interval(&self) -> (f64, f64) {
+        let mut pairs: std::collections::BTreeMap<usize, (f64, f64)> = Default::default();
+        for game in &self.games {
+            let entry = pairs.entry(game.pair()).or_default();
+            entry.0 += f64::from(game.result_for_white().half_points()) / 2.0;
+            entry.1 += 1.0;
+        }
+        let means: Vec<f64> = pairs.values().map(|(points, n)| points / n).collect();
+        let n = means.len() as f64;
+        let score = self.white_wdl().score();
+        let mean_of_pairs = means.iter().sum::<f64>() / n;
+        let variance = if means.len() > 1 {
+            means.iter().map(|m| (m - mean_of_pairs).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        (score, crate::stats::phi_inv(0.975) * (variance / n).sqrt())
+    }
+
+    /// The colour balance: White's score with its 95% interval (over pairs: see
+    /// [`MatchResult::white_score_interval`]), and on the Balanced start each player's
+    /// removals, e.g.
+    /// `White: 58.5% +/- 6.1% (+50 =17 -33), Black: 41.5% over 100 games` and
+    /// `Removals by A as White (50 games): e7 21, d7 17, f2 12`.
+    pub fn colour_report(&self) -> String {
+        let white = self.white_wdl();
+        let (score, half_width) = self.white_score_interval();
+        let mut out = format!(
+            "White: {}% +/- {}% (+{} ={} -{}), Black: {}% over {} games",
+            fixed(score * 100.0, 1),
+            fixed(half_width * 100.0, 1),
+            white.wins,
+            white.draws,
+            white.losses,
+            fixed((1.0 - score) * 100.0, 1),
+            white.games()
+        );
+        if self.games.iter().any(|g| g.opening.is_setup_phase()) {
+            for (first, name) in [(true, &self.first), (false, &self.second)] {
+                let games = self.games.iter().filter(|g| g.first_is_white == first).count();
+                let counts: Vec<String> =
+                    self.removals(first).iter().map(|(sq, n)| format!("{sq} {n}")).collect();
+                out.push_str(&format!(
+                    "\nRemovals by {name} as White ({games} games): {}",
+                    if counts.is_empty() { "none".to_string() } else { counts.join(", ") }
+                ));
+            }
+        }
+        out
+    }
+
     /// Every game as PGN, in index order.
     pub fn pgn(&self) -> String {
         self.games.iter().map(|g| g.to_pgn(&self.event).write()).collect()
@@ -295,7 +408,10 @@ pub fn run_match(
     {
         return Err(MatchError::BookVariant { expected: config.variant, found });
     }
-    let picker = config.openings.picker(config.variant, config.seed);
+    if config.start == Start::Balanced && config.openings.is_book() {
+        return Err(MatchError::BookWithBalancedStart);
+    }
+    let picker = config.openings.picker(config.variant, config.start, config.seed);
     if config.games > 0 {
         let start = picker.opening(0);
         for spec in [first, second] {
@@ -329,9 +445,7 @@ pub fn run_match(
                     if index >= config.games || stopped(config, stop) {
                         break;
                     }
-                    let opening = picker.opening(index / 2);
-                    let Some(record) = play_game(index, first, second, opening, config, stop)
-                    else {
+                    let Some(record) = play_game(index, first, second, picker, config, stop) else {
                         break;
                     };
                     if tx.send(record).is_err() {
@@ -388,10 +502,11 @@ fn play_game(
     index: usize,
     first: &PlayerSpec,
     second: &PlayerSpec,
-    opening: Position,
+    picker: &OpeningPicker<'_>,
     config: &MatchConfig,
     stop: &AtomicBool,
 ) -> Option<GameRecord> {
+    let opening = picker.opening(index / 2);
     let first_is_white = index.is_multiple_of(2);
     let (white, black) = if first_is_white { (first, second) } else { (second, first) };
     let mut record = GameRecord {
@@ -436,7 +551,16 @@ fn play_game(
         }
         let side = game.position().turn();
         match players[side.index()].choose_move(&game) {
-            Ok(m) if game.position().is_legal(m) => game.play_unchecked(m),
+            Ok(m) if game.position().is_legal(m) => {
+                game.play_unchecked(m);
+                if m.is_removal() {
+                    // The Balanced start: the opening's random plies follow the removal.
+                    let after = *game.position();
+                    for random in picker.plies_after_removal(index / 2, &after, m) {
+                        game.play_unchecked(random);
+                    }
+                }
+            }
             Ok(m) => {
                 let text = game.position().uci(m);
                 forfeit(&mut record, side, PlayerError::IllegalMove(text));

@@ -115,6 +115,15 @@ impl Wdl {
         self.draws as f64 / self.games() as f64
     }
 
+    /// The score per game and the half-width of its 95% confidence interval (cutechess-cli's
+    /// trinomial estimate of the score's spread, normal approximation); NaN without games.
+    pub fn score_interval(&self) -> (f64, f64) {
+        let n = self.games() as f64;
+        let (w, d, l) = (self.wins as f64 / n, self.draws as f64 / n, self.losses as f64 / n);
+        let (mu, stdev) = score_mean_stdev(w, d, l, n);
+        (mu, phi_inv(0.975) * stdev)
+    }
+
     /// Elo difference, 95% error bar, LOS and draw ratio as cutechess-cli computes them, with
     /// one change that keeps every figure finite: where cutechess's normal interval on the
     /// score leaves (0, 1) (a perfect or zero score, or nearly so: it prints `inf +/- nan`),

@@ -5,6 +5,12 @@
 //! `ucinewgame`. Each move sends `position fen <start> moves ...` and `go` with the limit, and
 //! reads until `bestmove`. A reader thread forwards the engine's lines over a channel, so every
 //! wait has a deadline and a hung engine is a [`PlayerError::Timeout`], not a hung match.
+//!
+//! A game from the Balanced start (`atomzero_rules::start`) is sent as `position fen balanced
+//! moves @e2 ...` (the setup position's keyword, the removal's token), which only an engine
+//! that offers a `Start` option with the value `balanced` (as `atomzero uci` does) understands:
+//! such an engine gets `setoption name Start value balanced`; any other (Fairy-Stockfish) is
+//! refused at start-up with a [`PlayerError::Protocol`] naming the reason.
 
 use crate::player::{Player, PlayerError};
 use atomzero_rules::{CastlingMode, Game, Move, Position, Variant};
@@ -106,7 +112,7 @@ impl UciPlayer {
             }
         });
         let mut player = UciPlayer { child, stdin, lines, config: config.clone(), name: None };
-        player.handshake(start.variant(), start.castling_mode())?;
+        player.handshake(start.variant(), start.castling_mode(), start.is_setup_phase())?;
         Ok(player)
     }
 
@@ -115,11 +121,17 @@ impl UciPlayer {
         self.name.as_deref()
     }
 
-    fn handshake(&mut self, variant: Variant, mode: CastlingMode) -> Result<(), PlayerError> {
+    fn handshake(
+        &mut self,
+        variant: Variant,
+        mode: CastlingMode,
+        balanced: bool,
+    ) -> Result<(), PlayerError> {
         self.send("uci")?;
         let deadline = Instant::now() + self.config.timeout;
         let mut variant_values: Option<Vec<String>> = None;
         let mut chess960 = false;
+        let mut balanced_start = false;
         loop {
             let line = self.next_line(deadline, "uciok")?;
             let line = line.trim();
@@ -141,6 +153,12 @@ impl UciPlayer {
                     variant_values = Some(values);
                 } else if name == "UCI_Chess960" {
                     chess960 = true;
+                } else if name == "Start" {
+                    let mut tokens = option.split_whitespace();
+                    while let Some(token) = tokens.next() {
+                        balanced_start |= token == "var"
+                            && tokens.next().is_some_and(|v| v.eq_ignore_ascii_case("balanced"));
+                    }
                 }
             }
         }
@@ -156,6 +174,16 @@ impl UciPlayer {
         }
         if chess960 && mode == CastlingMode::Chess960 {
             self.send("setoption name UCI_Chess960 value true")?;
+        }
+        if balanced {
+            if !balanced_start {
+                return Err(PlayerError::Protocol(
+                    "engine cannot play the Balanced start (it offers no 'Start' option with \
+                     the value 'balanced', so it cannot choose White's removal)"
+                        .to_string(),
+                ));
+            }
+            self.send("setoption name Start value balanced")?;
         }
         for (name, value) in self.config.options.clone() {
             self.send(&format!("setoption name {name} value {value}"))?;

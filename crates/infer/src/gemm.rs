@@ -326,6 +326,83 @@ impl WithSimd for Abt<'_> {
     }
 }
 
+/// Rows of `C` per block of [`gemm_rm`] (4 rows × 2 vectors: 8 accumulators, which fits AVX2's
+/// 16 registers as well as AVX-512's 32).
+const RM_ROWS: usize = 4;
+
+/// `c [m × n] = a [m × k] · b [k × n]` with every operand row-major and read in place: `a`'s
+/// entries are broadcast straight from memory (no packing), which suits a left side of a few
+/// rows — the Winograd tiles of a small batch against a layer's weights (`b`).
+pub fn gemm_rm(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, c: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm_rm: buffer sizes");
+    if m == 0 || n == 0 {
+        return;
+    }
+    Arch::new().dispatch(RowMajor { a, m, k, b, n, c });
+}
+
+struct RowMajor<'a> {
+    a: &'a [f32],
+    m: usize,
+    k: usize,
+    b: &'a [f32],
+    n: usize,
+    c: &'a mut [f32],
+}
+
+impl WithSimd for RowMajor<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let RowMajor { a, m, k, b, n, c } = self;
+        let lanes = S::F32_LANES;
+        let zero = simd.splat_f32s(0.0);
+        for r0 in (0..m).step_by(RM_ROWS) {
+            let rows = RM_ROWS.min(m - r0);
+            // Rows past `m` repeat the last one; their results are not stored.
+            let a_rows: [&[f32]; RM_ROWS] = std::array::from_fn(|r| {
+                let row = (r0 + r).min(m - 1);
+                &a[row * k..(row + 1) * k]
+            });
+            let mut j = 0;
+            while j + 2 * lanes <= n {
+                let mut acc = [[zero; 2]; RM_ROWS];
+                for kk in 0..k {
+                    let (v, _) = S::as_simd_f32s(&b[kk * n + j..kk * n + j + 2 * lanes]);
+                    for r in 0..RM_ROWS {
+                        let x = simd.splat_f32s(a_rows[r][kk]);
+                        acc[r][0] = simd.mul_add_f32s(x, v[0], acc[r][0]);
+                        acc[r][1] = simd.mul_add_f32s(x, v[1], acc[r][1]);
+                    }
+                }
+                for (r, row) in acc.iter().enumerate().take(rows) {
+                    let at = (r0 + r) * n + j;
+                    let (out, _) = S::as_mut_simd_f32s(&mut c[at..at + 2 * lanes]);
+                    out[0] = row[0];
+                    out[1] = row[1];
+                }
+                j += 2 * lanes;
+            }
+            while j < n {
+                let width = lanes.min(n - j);
+                let mut acc = [zero; RM_ROWS];
+                for kk in 0..k {
+                    let v = simd.partial_load_f32s(&b[kk * n + j..kk * n + j + width]);
+                    for r in 0..RM_ROWS {
+                        acc[r] = simd.mul_add_f32s(simd.splat_f32s(a_rows[r][kk]), v, acc[r]);
+                    }
+                }
+                for (r, &row) in acc.iter().enumerate().take(rows) {
+                    let at = (r0 + r) * n + j;
+                    simd.partial_store_f32s(&mut c[at..at + width], row);
+                }
+                j += width;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,6 +478,29 @@ mod tests {
                     let want: f32 = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
                     let got = c[i * n + j];
                     assert!((got - want).abs() < 1e-4, "{m}x{n}x{k} at {i},{j}: {got} vs {want}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gemm_rm_equals_naive_product() {
+        let mut state = 13u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        for (m, k, n) in [(1, 1, 1), (4, 32, 32), (5, 24, 73), (16, 32, 64), (3, 7, 9), (9, 512, 3)]
+        {
+            let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
+            let mut c = vec![f32::NAN; m * n];
+            gemm_rm(&a, m, k, &b, n, &mut c);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum();
+                    let got = c[i * n + j];
+                    assert!((got - want).abs() < 1e-3, "{m}x{k}x{n} at {i},{j}: {got} vs {want}");
                 }
             }
         }

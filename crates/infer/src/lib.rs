@@ -22,6 +22,7 @@ pub mod error;
 pub mod evaluator;
 pub mod gemm;
 pub mod net;
+mod small;
 mod weights;
 pub mod winograd;
 

@@ -27,6 +27,8 @@ use atomzero_nn::{DeviceKind, Net, NetConfig, NetMetadata};
 
 use crate::error::InferError;
 use crate::gemm::{PackedA, gemm, gemm_rows};
+pub use crate::small::takes_small_path;
+use crate::small::{SmallNet, SmallWorkspace};
 use crate::weights::{self, ConvWeights, DenseWeights, NetWeights};
 use crate::winograd::{self, Epilogue, TILE_POINTS, TILES};
 
@@ -229,6 +231,7 @@ pub struct InferNet {
     value_conv: Conv1x1,
     value_hidden: Dense,
     value_out: Dense,
+    small: SmallNet,
     chunk: usize,
 }
 
@@ -288,6 +291,7 @@ impl InferNet {
             value_conv: Conv1x1::new(&w.value_conv),
             value_hidden: Dense::new(&w.value_hidden),
             value_out: Dense::new(&w.value_out),
+            small: SmallNet::new(w),
             chunk: CHUNK,
         }
     }
@@ -347,13 +351,16 @@ impl InferNet {
         let mut start = 0;
         while start < batch {
             let nb = self.chunk.min(batch - start);
-            self.forward_chunk(
+            let (input, policy, wdl) = (
                 &input[start * per_input..(start + nb) * per_input],
-                nb,
-                workspace,
                 &mut policy[start * POLICY_SIZE..(start + nb) * POLICY_SIZE],
                 &mut wdl[start * 3..(start + nb) * 3],
             );
+            if takes_small_path(nb, self.config.filters) {
+                self.small.forward(input, self.planes, nb, &mut workspace.small, policy, wdl);
+            } else {
+                self.forward_chunk(input, nb, workspace, policy, wdl);
+            }
             start += nb;
         }
         Ok(())
@@ -498,6 +505,7 @@ pub struct Workspace {
     h: Vec<f32>,
     scratch: Scratch,
     head: HeadBuffers,
+    small: SmallWorkspace,
 }
 
 impl Workspace {

@@ -9,7 +9,10 @@
 //!
 //! Activations are laid out `[C][64][B]` (channel, square, position): every transform works on
 //! whole rows of `B` positions at once, contiguous in memory, so the loops vectorise. `V` and
-//! `M` are `[36][C][4 · B]`, column `tile · B + position`.
+//! `M` are `[36][C][4 · B]`, column `tile · B + position`. The `*_rows` variants are the same
+//! transforms for the small-batch path's channel-inner layout, in explicit SIMD over channels.
+
+use pulp::{Arch, Simd, WithSimd};
 
 /// `G` (6×3): the filter transform.
 const G: [[f64; 3]; 6] = [
@@ -243,6 +246,192 @@ pub(crate) fn apply_epilogue_in_place(row: &mut [f32], bias: f32, epilogue: Epil
     match epilogue {
         Epilogue::Relu => row.iter_mut().for_each(|v| *v = (*v + bias).max(0.0)),
         _ => row.iter_mut().for_each(|v| *v += bias),
+    }
+}
+
+/// `Bᵀ · d` for six vectors `d` (the rows of [`bt_row`], vector by vector).
+#[inline(always)]
+fn bt6<S: Simd>(s: S, d: [S::f32s; 6]) -> [S::f32s; 6] {
+    let (f2, f4, f5) = (s.splat_f32s(2.0), s.splat_f32s(4.0), s.splat_f32s(5.0));
+    let [d0, d1, d2, d3, d4, d5] = d;
+    [
+        s.mul_add_f32s(f4, d0, s.sub_f32s(d4, s.mul_f32s(f5, d2))),
+        s.sub_f32s(s.add_f32s(d3, d4), s.mul_f32s(f4, s.add_f32s(d1, d2))),
+        s.mul_add_f32s(f4, s.sub_f32s(d1, d2), s.sub_f32s(d4, d3)),
+        s.mul_add_f32s(f2, s.sub_f32s(d3, d1), s.sub_f32s(d4, d2)),
+        s.mul_add_f32s(f2, s.sub_f32s(d1, d3), s.sub_f32s(d4, d2)),
+        s.mul_add_f32s(f4, d1, s.sub_f32s(d5, s.mul_f32s(f5, d3))),
+    ]
+}
+
+/// `Aᵀ · m` for six vectors `m` (the rows of [`at_row`], vector by vector).
+#[inline(always)]
+fn at4<S: Simd>(s: S, m: [S::f32s; 6]) -> [S::f32s; 4] {
+    let (f2, f4, f8) = (s.splat_f32s(2.0), s.splat_f32s(4.0), s.splat_f32s(8.0));
+    let [m0, m1, m2, m3, m4, m5] = m;
+    let (sum12, diff12) = (s.add_f32s(m1, m2), s.sub_f32s(m1, m2));
+    let (sum34, diff34) = (s.add_f32s(m3, m4), s.sub_f32s(m3, m4));
+    [
+        s.add_f32s(s.add_f32s(m0, sum12), sum34),
+        s.mul_add_f32s(f2, diff34, diff12),
+        s.mul_add_f32s(f4, sum34, sum12),
+        s.add_f32s(s.mul_add_f32s(f8, diff34, diff12), m5),
+    ]
+}
+
+/// `width` lanes of `src` as a vector (the rest zero).
+#[inline(always)]
+fn load<S: Simd>(s: S, src: &[f32], width: usize) -> S::f32s {
+    if width == S::F32_LANES {
+        S::as_simd_f32s(&src[..width]).0[0]
+    } else {
+        s.partial_load_f32s(&src[..width])
+    }
+}
+
+/// `width` lanes of `v` into `dst`.
+#[inline(always)]
+fn store<S: Simd>(s: S, dst: &mut [f32], width: usize, v: S::f32s) {
+    if width == S::F32_LANES {
+        S::as_mut_simd_f32s(&mut dst[..width]).0[0] = v;
+    } else {
+        s.partial_store_f32s(&mut dst[..width], v);
+    }
+}
+
+/// [`input_transform`] for channel-inner activations, as the small-batch path lays them out:
+/// `input` is `[nb][64][c_in]` (position, square, channel), and each tile's 36 points are
+/// transformed in vector registers over chunks of channels (lc0's layout); `v` gets
+/// `[36][4 · nb][c_in]` (row `position · 4 + tile`).
+pub fn input_transform_rows(input: &[f32], c_in: usize, nb: usize, v: &mut [f32]) {
+    assert!(input.len() >= nb * 64 * c_in && v.len() >= TILE_POINTS * TILES * nb * c_in);
+    Arch::new().dispatch(InputRows { input, c: c_in, nb, v });
+}
+
+struct InputRows<'a> {
+    input: &'a [f32],
+    c: usize,
+    nb: usize,
+    v: &'a mut [f32],
+}
+
+impl WithSimd for InputRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, s: S) {
+        let InputRows { input, c, nb, v } = self;
+        let stride = TILES * nb * c; // between consecutive ξ
+        let zero = s.splat_f32s(0.0);
+        for b in 0..nb {
+            let board = &input[b * 64 * c..(b + 1) * 64 * c];
+            for tile in 0..TILES {
+                let (y0, x0) = (4 * (tile / 2) as isize - 1, 4 * (tile % 2) as isize - 1);
+                let row = (b * TILES + tile) * c;
+                for c0 in (0..c).step_by(S::F32_LANES) {
+                    let width = S::F32_LANES.min(c - c0);
+                    // t = Bᵀ d, column by column.
+                    let mut t = [[zero; 6]; 6];
+                    for j in 0..6 {
+                        let x = x0 + j as isize;
+                        let d: [S::f32s; 6] = std::array::from_fn(|i| {
+                            let y = y0 + i as isize;
+                            if (0..8).contains(&y) && (0..8).contains(&x) {
+                                let at = (y * 8 + x) as usize * c + c0;
+                                load(s, &board[at..], width)
+                            } else {
+                                zero
+                            }
+                        });
+                        for (t_row, value) in t.iter_mut().zip(bt6(s, d)) {
+                            t_row[j] = value;
+                        }
+                    }
+                    // V = t B, row by row.
+                    for (i, t_row) in t.iter().enumerate() {
+                        let out = bt6(s, *t_row);
+                        for (j, &value) in out.iter().enumerate() {
+                            let at = (i * 6 + j) * stride + row + c0;
+                            store(s, &mut v[at..], width, value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`output_transform`] for the small-batch path: `m` is `[36][4 · nb][c_out]`, `out` gets
+/// `[nb][64][c_out]` plus `bias[channel]` through `epilogue` (the skip input read from `out`),
+/// each tile in vector registers over chunks of channels.
+pub fn output_transform_rows(
+    m: &[f32],
+    c_out: usize,
+    nb: usize,
+    bias: &[f32],
+    epilogue: Epilogue,
+    out: &mut [f32],
+) {
+    assert!(m.len() >= TILE_POINTS * TILES * nb * c_out && out.len() >= nb * 64 * c_out);
+    assert!(bias.len() >= c_out);
+    Arch::new().dispatch(OutputRows { m, c: c_out, nb, bias, epilogue, out });
+}
+
+struct OutputRows<'a> {
+    m: &'a [f32],
+    c: usize,
+    nb: usize,
+    bias: &'a [f32],
+    epilogue: Epilogue,
+    out: &'a mut [f32],
+}
+
+impl WithSimd for OutputRows<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, s: S) {
+        let OutputRows { m, c, nb, bias, epilogue, out } = self;
+        let stride = TILES * nb * c;
+        let zero = s.splat_f32s(0.0);
+        for b in 0..nb {
+            let board = &mut out[b * 64 * c..(b + 1) * 64 * c];
+            for tile in 0..TILES {
+                let (row0, col0) = (4 * (tile / 2), 4 * (tile % 2));
+                let row = (b * TILES + tile) * c;
+                for c0 in (0..c).step_by(S::F32_LANES) {
+                    let width = S::F32_LANES.min(c - c0);
+                    let b_vec = load(s, &bias[c0..], width);
+                    // t = Aᵀ M, column by column (4 × 6).
+                    let mut t = [[zero; 6]; 4];
+                    for j in 0..6 {
+                        let column: [S::f32s; 6] = std::array::from_fn(|i| {
+                            load(s, &m[(i * 6 + j) * stride + row + c0..], width)
+                        });
+                        for (t_row, value) in t.iter_mut().zip(at4(s, column)) {
+                            t_row[j] = value;
+                        }
+                    }
+                    // Y = t A, row by row, then bias and epilogue.
+                    for (i, t_row) in t.iter().enumerate() {
+                        let y = at4(s, *t_row);
+                        for (j, &value) in y.iter().enumerate() {
+                            let at = ((row0 + i) * 8 + col0 + j) * c + c0;
+                            let dst = &mut board[at..];
+                            let value = s.add_f32s(value, b_vec);
+                            let value = match epilogue {
+                                Epilogue::Linear => value,
+                                Epilogue::Relu => s.max_f32s(value, zero),
+                                Epilogue::ResidualRelu => {
+                                    s.max_f32s(s.add_f32s(value, load(s, dst, width)), zero)
+                                }
+                            };
+                            store(s, dst, width, value);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -161,11 +161,13 @@ fn max_difference(a: &[f32], b: &[f32]) -> f32 {
 fn check_against_burn(config: &NetConfig, seed: u64) {
     let net = net(config, seed);
     let infer = InferNet::from_net(&net).unwrap();
-    // 45 positions: one full chunk of 32 and a partial one (Winograd); 5 (Winograd with
-    // partial vectors); then 4 and 1 (the direct convolution of small chunks).
+    // 45 positions: a chunk of 32 (the main path, Winograd over positions) and one of 13;
+    // 40: 32 and 8; then 13, 8, 5, 4 and 1 alone. Which of them take the small-batch path
+    // (Winograd over channels) or, for wide nets at one position, the direct convolution
+    // depends on the width (`takes_small_path`); the nets below cover all three.
     let samples = random_positions(45, seed + 1);
     let mut workspace = Workspace::new();
-    for n in [45, 5, 4, 1] {
+    for n in [45, 40, 13, 8, 5, 4, 1] {
         let input = encode(&samples[..n], config);
         let (policy, wdl) = burn_forward(&net, &input, n);
         let mut ours_policy = vec![0.0; n * POLICY_SIZE];
@@ -182,6 +184,16 @@ fn check_against_burn(config: &NetConfig, seed: u64) {
 #[test]
 fn tiny_net_matches_burn() {
     check_against_burn(&NetConfig::tiny(), 1);
+}
+
+#[test]
+fn wide_net_matches_burn_on_every_path() {
+    // 100 filters: the direct convolution at 1 position, the small-batch path at 4 and 5 and
+    // the main path at 8 and 13.
+    let config = NetConfig { blocks: 1, filters: 100, se_ratio: 4, ..NetConfig::tiny() };
+    assert!(!atomzero_infer::net::takes_small_path(1, 100));
+    assert!(atomzero_infer::net::takes_small_path(4, 100));
+    check_against_burn(&config, 4);
 }
 
 #[test]

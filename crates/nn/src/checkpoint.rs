@@ -13,7 +13,7 @@
 //! |---|---|
 //! | `format_version` | [`NET_FORMAT_VERSION`]; other versions are refused |
 //! | `net` | the [`NetConfig`] (every field present) |
-//! | `encoding_version` | `atomzero_encoding::ENCODING_VERSION` the net was trained with |
+//! | `encoding_version` | `atomzero_encoding::ENCODING_VERSION` the net was saved with (versions in `READABLE_ENCODING_VERSIONS` load: version 1 differs only for the Balanced start's setup position, which it lacked) |
 //! | `variant` | the variant the net plays, e.g. `atomic` |
 //! | `training_step` | optimizer steps behind these weights |
 //! | `parent` | the net these weights were trained from, if any |
@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use atomzero_encoding::ENCODING_VERSION;
+use atomzero_encoding::{ENCODING_VERSION, READABLE_ENCODING_VERSIONS};
 use burn::module::Module;
 use burn::store::{ModuleSnapshot, SafetensorsStore};
 use burn::tensor::Device;
@@ -159,11 +159,15 @@ pub fn read_metadata(path: &Path) -> Result<NetMetadata, CheckpointError> {
     }
     let metadata: NetMetadata = serde_json::from_value(value).map_err(json_error)?;
 
-    if metadata.encoding_version != ENCODING_VERSION {
+    if !READABLE_ENCODING_VERSIONS.contains(&metadata.encoding_version) {
         let difference = FieldDifference {
             field: "encoding_version",
             file: metadata.encoding_version.to_string(),
-            wanted: ENCODING_VERSION.to_string(),
+            wanted: format!(
+                "{} to {}",
+                READABLE_ENCODING_VERSIONS.start(),
+                READABLE_ENCODING_VERSIONS.end()
+            ),
         };
         return Err(CheckpointError::Mismatch { path: sidecar, differences: vec![difference] });
     }

@@ -305,9 +305,16 @@ fn loading_another_architecture_or_encoding_fails_naming_the_field() {
     let error = load_with_config(&path, &wanted, &device()).unwrap_err().to_string();
     assert!(error.contains("encoder.history: file has 0, config wants 2"), "{error}");
 
-    edit_sidecar(&path, |v| v["encoding_version"] = 999.into());
-    let error = load_error(&path);
-    assert!(error.contains("encoding_version: file has 999, config wants 1"), "{error}");
+    // Version 1 (before the Balanced start's setup phase) still loads: it encodes every
+    // position it had as version 2 does.
+    edit_sidecar(&path, |v| v["encoding_version"] = 1.into());
+    assert!(load(&path, &device()).is_ok());
+    for bad in [0, 3, 999] {
+        edit_sidecar(&path, |v| v["encoding_version"] = bad.into());
+        let error = load_error(&path);
+        let expected = format!("encoding_version: file has {bad}, config wants 1 to 2");
+        assert!(error.contains(&expected), "{error}");
+    }
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,10 +1,10 @@
-//! Records and the on-disk layout of a shard (format version 2; version 1 is still read). All
-//! integers little-endian.
+//! Records and the on-disk layout of a shard (format version 3; versions 1 and 2 are still
+//! read). All integers little-endian.
 //!
 //! ```text
 //! offset size  field
 //! 0      8     magic "AZREPLAY"
-//! 8      4     format_version (u32) = 2
+//! 8      4     format_version (u32) = 3
 //! 12     4     n_games (u32)
 //! 16     4     n_targets (u32): moves recorded as training targets, over all games
 //! 20     4     meta_len (u32): length of the JSON metadata that follows
@@ -21,7 +21,9 @@
 //! variant      u8   index into Variant::ALL (atomic 0, nocheckatomic 1, atomar 2, deathmatch 3, pawnblast 4)
 //! flags        u8   bit 0: Chess960 castling; bit 1: resignation was disabled (played out);
 //!                   bit 2: a resignation point is recorded
-//! fen_len      u16  then fen_len bytes: the start position's FEN (UTF-8)
+//! fen_len      u16  then fen_len bytes: the start position's FEN (UTF-8), or `balanced` for
+//!                   the Balanced start's setup position (format 3); its first move is then
+//!                   White's removal (a move with from == to, see atomzero_rules::Move::removal)
 //! winner       u8   0 White, 1 Black, 2 draw
 //! reason       u8   see EndReason::code
 //! resign_ply   u16  ply at which resignation first triggered (only if flags bit 2)
@@ -38,7 +40,8 @@
 //! ```
 //!
 //! Version 1 stored `(move u16, visits u32)` pairs, the root's visit counts, in place of the
-//! weights; a version-1 shard reads as weights equal to those counts.
+//! weights; a version-1 shard reads as weights equal to those counts. Version 2 is version 3
+//! without the `balanced` start (its FEN field is always a FEN).
 
 use atomzero_rules::{Color, Move, Termination, Variant};
 use serde::{Deserialize, Serialize};
@@ -46,7 +49,7 @@ use serde::{Deserialize, Serialize};
 /// Shard file magic.
 pub const MAGIC: &[u8; 8] = b"AZREPLAY";
 /// Current shard format version (written).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version still read.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Bytes of the fixed header before the metadata.
@@ -117,7 +120,7 @@ pub struct MoveRecord {
 pub struct GameRecord {
     /// Rules.
     pub variant: Variant,
-    /// Start position.
+    /// Start position: its FEN, or `balanced` (the Balanced start's setup position).
     pub start_fen: String,
     /// Chess960 castling.
     pub chess960: bool,

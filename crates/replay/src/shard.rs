@@ -4,7 +4,7 @@ use crate::format::{
     EndReason, FIXED_HEADER, FORMAT_VERSION, GameRecord, MAGIC, MoveRecord, OLDEST_FORMAT_VERSION,
     SearchTarget, ShardMeta,
 };
-use atomzero_rules::{CastlingMode, Color, Move, Position, Setup, Variant};
+use atomzero_rules::{BALANCED_FEN, CastlingMode, Color, Move, Position, Variant};
 use flate2::Compression;
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
@@ -201,8 +201,11 @@ fn decode_game(c: &mut Cursor<'_>, index: usize, version: u32) -> Result<GameRec
         if flags & 4 != 0 { Some((c.u16()?, color(c.u8()?).map_err(ctx)?)) } else { None };
     let chess960 = flags & 1 != 0;
     let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-    let setup = Setup::from_fen(&start_fen).map_err(|e| ctx(e.to_string()))?;
-    let mut pos = Position::from_setup(setup, variant, mode).map_err(|e| ctx(e.to_string()))?;
+    if version < 3 && start_fen.trim().eq_ignore_ascii_case(BALANCED_FEN) {
+        return Err(ctx(format!("the balanced start needs format 3, the shard has {version}")));
+    }
+    let mut pos =
+        Position::from_fen_with_mode(&start_fen, variant, mode).map_err(|e| ctx(e.to_string()))?;
     let n_moves = c.u16()? as usize;
     let mut moves = Vec::with_capacity(n_moves);
     for ply in 0..n_moves {

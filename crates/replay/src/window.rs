@@ -3,7 +3,7 @@
 
 use crate::format::{GameRecord, SearchTarget};
 use crate::shard::{ShardError, read_shard};
-use atomzero_rules::{CastlingMode, Position, Setup};
+use atomzero_rules::{CastlingMode, Position};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -159,8 +159,7 @@ impl ReplayWindow {
         let &(g, ply) = self.index.get(i)?;
         let game = &self.games[g as usize];
         let mode = if game.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-        let setup = Setup::from_fen(&game.start_fen).ok()?;
-        let mut pos = Position::from_setup(setup, game.variant, mode).ok()?;
+        let mut pos = Position::from_fen_with_mode(&game.start_fen, game.variant, mode).ok()?;
         let mut earlier: Vec<Position> = Vec::with_capacity(ply as usize);
         for m in &game.moves[..ply as usize] {
             earlier.push(pos);

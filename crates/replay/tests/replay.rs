@@ -6,7 +6,7 @@ use atomzero_replay::{
     EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget, ShardError, ShardMeta,
     read_shard, write_shard,
 };
-use atomzero_rules::{Color, Game, Position, Termination, Variant};
+use atomzero_rules::{Color, Game, Position, Start, Termination, Variant};
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("atomzero-replay-{name}-{}", std::process::id()));
@@ -15,7 +15,8 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// Plays `n` pseudo-random games (deterministic) and records every other move as a target.
+/// Plays `n` pseudo-random games (deterministic; every third from the Balanced start) and
+/// records every other move as a target.
 fn games(n: usize, seed: u64) -> Vec<GameRecord> {
     let mut state = seed;
     let mut next = move || {
@@ -25,7 +26,8 @@ fn games(n: usize, seed: u64) -> Vec<GameRecord> {
     (0..n)
         .map(|i| {
             let variant = Variant::ALL[i % Variant::ALL.len()];
-            let mut game = Game::new(Position::new(variant));
+            let start = if i % 3 == 2 { Start::Balanced } else { Start::Standard };
+            let mut game = Game::new(Position::start(variant, start));
             let mut moves = Vec::new();
             while game.outcome().is_none() && game.ply() < 120 {
                 let legal = game.position().legal_moves();
@@ -45,7 +47,7 @@ fn games(n: usize, seed: u64) -> Vec<GameRecord> {
             let outcome = game.outcome();
             GameRecord {
                 variant,
-                start_fen: Position::new(variant).fen(),
+                start_fen: Position::start(variant, start).fen(),
                 chess960: false,
                 moves,
                 winner: outcome.and_then(|o| o.winner),
@@ -128,7 +130,7 @@ fn window_keeps_the_newest_targets_and_replays_positions() {
     let last = window.get(window.len() - 1, 2).unwrap();
     let game = new.last().unwrap();
     let ply = game.moves.iter().rposition(|m| m.target.is_some()).unwrap();
-    let mut pos = Position::new(game.variant);
+    let mut pos = Position::from_fen(&game.start_fen, game.variant).unwrap();
     for m in &game.moves[..ply] {
         pos.play_unchecked(m.mv);
     }
@@ -153,9 +155,15 @@ fn window_keeps_the_newest_targets_and_replays_positions() {
 /// A shard file laid out by hand: `version`, one atomic game from the start position of the
 /// single move e2e3, recorded as a target whose policy entry holds `weight_bits`.
 fn hand_made_shard(version: u32, weight_bits: u32) -> Vec<u8> {
+    hand_made_shard_from(version, weight_bits, Start::Standard)
+}
+
+/// [`hand_made_shard`] from `start`; its move is e2e3, or the removal @e2 from the Balanced
+/// start.
+fn hand_made_shard_from(version: u32, weight_bits: u32, start: Start) -> Vec<u8> {
     use std::io::Write;
-    let pos = Position::new(Variant::Atomic);
-    let mv = pos.parse_uci("e2e3").unwrap();
+    let pos = Position::start(Variant::Atomic, start);
+    let mv = pos.parse_uci(if pos.is_setup_phase() { "@e2" } else { "e2e3" }).unwrap();
     let fen = pos.fen();
     let mut record = vec![0u8, 0u8]; // atomic, no flags
     record.extend_from_slice(&(fen.len() as u16).to_le_bytes());
@@ -209,9 +217,17 @@ fn version_1_shards_read_their_visit_counts_as_weights() {
         assert!(err.contains("bad policy weight"), "{err}");
     }
     // A version from the future is named.
-    std::fs::write(&path, hand_made_shard(3, 0)).unwrap();
+    std::fs::write(&path, hand_made_shard(4, 0)).unwrap();
     let err = read_shard(&path).unwrap_err();
-    assert!(matches!(err, ShardError::Version { found: 3, .. }), "{err}");
-    assert!(err.to_string().contains("reads versions 1 to 2"), "{err}");
+    assert!(matches!(err, ShardError::Version { found: 4, .. }), "{err}");
+    assert!(err.to_string().contains("reads versions 1 to 3"), "{err}");
+    // Format 3 added the Balanced start: its keyword in an older shard is a corrupt record.
+    std::fs::write(&path, hand_made_shard_from(3, 0.5f32.to_bits(), Start::Balanced)).unwrap();
+    let (_, games) = read_shard(&path).unwrap();
+    assert_eq!(games[0].start_fen, "balanced");
+    assert!(games[0].moves[0].mv.is_removal());
+    std::fs::write(&path, hand_made_shard_from(2, 0.5f32.to_bits(), Start::Balanced)).unwrap();
+    let err = read_shard(&path).unwrap_err().to_string();
+    assert!(err.contains("the balanced start needs format 3, the shard has 2"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,7 +3,8 @@
 //! Castling rights may be written `KQkq` (the outermost rook on that side), X-FEN file letters
 //! (`Hh`, or `Bb` for an inner rook) or Shredder-FEN letters (`HAha`). Written FENs use
 //! `KQkq` in standard castling and X-FEN in Chess960; the en-passant square is written only when
-//! an en-passant capture is legal.
+//! an en-passant capture is legal. The setup position of the Balanced start, which no FEN can
+//! describe, is written and read as the keyword `balanced` ([`crate::BALANCED_FEN`]).
 
 use crate::bitboard::Bitboard;
 use crate::board::Board;
@@ -12,6 +13,7 @@ use crate::position::{Position, PositionError};
 use crate::role::Piece;
 use crate::setup::{CastlingMode, Setup};
 use crate::square::{File, Rank, Square};
+use crate::start::{BALANCED_FEN, Start};
 use crate::variant::Variant;
 use std::fmt;
 
@@ -262,8 +264,12 @@ impl Setup {
 
 impl Position {
     /// Parses a FEN/X-FEN/Shredder-FEN for `variant`. Castling rights that name rooks other
-    /// than the corner rooks of an e-file king switch to Chess960 castling.
+    /// than the corner rooks of an e-file king switch to Chess960 castling. `balanced` is the
+    /// setup position of the Balanced start.
     pub fn from_fen(fen: &str, variant: Variant) -> Result<Position, FenError> {
+        if is_balanced_keyword(fen) {
+            return Ok(Position::start(variant, Start::Balanced));
+        }
         let setup = Setup::from_fen(fen)?;
         let mode = CastlingMode::detect(&setup);
         Ok(Position::from_setup(setup, variant, mode)?)
@@ -275,16 +281,25 @@ impl Position {
         variant: Variant,
         mode: CastlingMode,
     ) -> Result<Position, FenError> {
+        if is_balanced_keyword(fen) {
+            return Ok(Position::start(variant, Start::Balanced).with_castling_mode(mode)?);
+        }
         Ok(Position::from_setup(Setup::from_fen(fen)?, variant, mode)?)
     }
 
-    /// The FEN (X-FEN in Chess960 mode).
+    /// The FEN (X-FEN in Chess960 mode); `balanced` in the Balanced start's setup phase.
     pub fn fen(&self) -> String {
+        if self.setup_phase {
+            return BALANCED_FEN.to_string();
+        }
         self.to_setup().write_fen(self.castling_mode, false)
     }
 
-    /// The Shredder-FEN (castling rights as rook files).
+    /// The Shredder-FEN (castling rights as rook files); `balanced` in the setup phase.
     pub fn shredder_fen(&self) -> String {
+        if self.setup_phase {
+            return BALANCED_FEN.to_string();
+        }
         self.to_setup().write_fen(self.castling_mode, true)
     }
 
@@ -293,6 +308,12 @@ impl Position {
         let fen = self.fen();
         fen.rsplitn(3, ' ').nth(2).unwrap_or(&fen).to_string()
     }
+}
+
+/// True if `fen` is the keyword of the Balanced start's setup position (any case, surrounding
+/// space allowed).
+fn is_balanced_keyword(fen: &str) -> bool {
+    fen.trim().eq_ignore_ascii_case(BALANCED_FEN)
 }
 
 impl fmt::Display for Position {

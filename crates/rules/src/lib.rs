@@ -6,6 +6,8 @@
 //! - [`Setup`] is an unchecked position (as read from a FEN); [`Position::from_setup`] validates
 //!   it under a [`Variant`] and reports every problem. A [`Position`] is always legal.
 //! - [`Position::legal_moves`], [`Position::play`] (checked) and [`Position::play_unchecked`].
+//! - [`Start`]: the standard start or the Balanced start, whose setup phase has White remove
+//!   one pawn before Black moves first ([`Position::start`], [`start`]).
 //! - Notation: FEN/X-FEN/Shredder-FEN ([`fen`]), UCI ([`uci`]), SAN ([`san`]), PGN ([`pgn`]).
 //! - Game ends: [`Position::outcome`] for the position alone, [`Game::outcome`] with repetitions.
 //! - [`perft()`] for testing move generation.
@@ -37,6 +39,7 @@ pub mod role;
 pub mod san;
 pub mod setup;
 pub mod square;
+pub mod start;
 pub mod uci;
 pub mod variant;
 pub mod zobrist;
@@ -55,5 +58,6 @@ pub use role::{Piece, Role};
 pub use san::SanError;
 pub use setup::{CastlingMode, Setup};
 pub use square::{File, Rank, Square};
+pub use start::{BALANCED_FEN, Start, UnknownStart};
 pub use uci::{UciError, UciMove};
 pub use variant::{Rules, UnknownVariant, Variant};

@@ -10,7 +10,8 @@
 //! captures; then, one pawn at a time (captures first), the pawns that can capture or promote,
 //! and those whose pushes need the test (all of them while in check); then the single pushes
 //! of the other pawns, then their double pushes; en passant; the king; castling. Within each
-//! group, squares go from a1 to h8.
+//! group, squares go from a1 to h8. In the setup phase of the Balanced start the moves are
+//! the removals of the pawns, a1 to h8.
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
@@ -24,6 +25,13 @@ use crate::variant::Rules;
 impl Position {
     /// Appends the legal moves to `moves`.
     pub(crate) fn generate(&self, moves: &mut MoveList) {
+        if self.setup_phase {
+            // The Balanced start's setup phase: one removal per pawn, a1 to h8.
+            let mut writer = MoveWriter::new(moves);
+            writer.push_encoded(self.board.pawns(), Move::removal_bits);
+            writer.finish();
+            return;
+        }
         if self.variant_outcome().is_some() {
             return;
         }

@@ -32,6 +32,11 @@ pub enum MoveKind {
 /// A move in a position. Obtain moves from [`crate::Position::legal_moves`] or by parsing
 /// UCI/SAN against a position; castling is encoded king square -> rook square.
 ///
+/// The removal of a pawn in the setup phase of the Balanced start ([`crate::start`]) is a
+/// move too: [`Move::removal`] packs it as `from == to` (the pawn's square) with kind
+/// `Normal`, which no move on the board can be, so the packing (and every file that stores
+/// it) is unchanged.
+///
 /// Stored packed as [`Move::to_u16`] gives it (from, to, kind in 16 bits): move lists and the
 /// search tree write each move with one store.
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
@@ -42,6 +47,26 @@ impl Move {
     #[inline]
     pub const fn new(from: Square, to: Square, kind: MoveKind) -> Move {
         Move((from.index() as u16) | ((to.index() as u16) << 6) | ((kind as u16) << 12))
+    }
+
+    /// White's removal of the pawn on `square` in the setup phase of the Balanced start
+    /// (no legality implied).
+    #[inline]
+    pub const fn removal(square: Square) -> Move {
+        Move::new(square, square, MoveKind::Normal)
+    }
+
+    /// The bits of [`Move::removal`] of the square with index `square` (for
+    /// [`MoveWriter::push_encoded`]).
+    #[inline]
+    pub(crate) const fn removal_bits(square: u16) -> u16 {
+        square * 65
+    }
+
+    /// True for a removal ([`Move::removal`]).
+    #[inline]
+    pub const fn is_removal(self) -> bool {
+        self.0 == (self.0 & 63) * 65
     }
 
     /// The bits of a move from `from` of `kind` without its destination (for
@@ -127,6 +152,9 @@ impl Move {
 
 impl fmt::Debug for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_removal() {
+            return write!(f, "@{}", self.from());
+        }
         write!(f, "{}{}", self.from(), self.to())?;
         match self.kind() {
             MoveKind::Castle => write!(f, "(castle)"),
@@ -301,6 +329,23 @@ mod tests {
     /// The moves `push_targets` must write: one per square, lowest first.
     fn expected(base: u16, targets: Bitboard) -> Vec<Move> {
         targets.into_iter().map(|sq| Move(base | ((sq.index() as u16) << 6))).collect()
+    }
+
+    #[test]
+    fn removals_are_exactly_the_moves_from_a_square_to_itself_of_kind_normal() {
+        for sq in (0..64).filter_map(Square::new) {
+            let removal = Move::removal(sq);
+            assert!(removal.is_removal());
+            assert_eq!((removal.from(), removal.to(), removal.kind()), (sq, sq, MoveKind::Normal));
+            assert_eq!(Move::from_u16(removal.to_u16()), Some(removal));
+            assert_eq!(format!("{removal:?}"), format!("@{sq}"));
+            for kind in [MoveKind::DoublePush, MoveKind::Castle, MoveKind::PromoteQueen] {
+                assert!(!Move::new(sq, sq, kind).is_removal());
+            }
+            for other in (0..64).filter_map(Square::new).filter(|&o| o != sq) {
+                assert!(!Move::new(sq, other, MoveKind::Normal).is_removal());
+            }
+        }
     }
 
     #[test]

@@ -1,11 +1,21 @@
 //! PGN: writing games (Seven Tag Roster, `[Variant]`, `[SetUp]`/`[FEN]` for non-standard
 //! starts, `[Termination]`) and reading them back (comments, NAGs and variations skipped).
+//!
+//! A game from the Balanced start ([`crate::start`]) records White's removal in a tag,
+//! `[Balanced "e2"]` (the removed pawn's square), followed by `[SetUp "1"]` and the `[FEN]` of
+//! the position after the removal; the movetext starts with Black's first move. Any PGN reader
+//! can replay such a game as an ordinary one from that FEN; this crate reads it back as the
+//! setup position plus the removal and checks that the FEN is the position the removal leaves.
+//! `[Balanced "-"]` (no `[FEN]`) is a game still in the setup phase, whose movetext may start
+//! with the removal in SAN (`@e2`).
 
 use crate::fen::{FenError, STARTING_FEN};
 use crate::mv::Move;
 use crate::position::Position;
 use crate::san::SanError;
 use crate::setup::{CastlingMode, Setup};
+use crate::square::Square;
+use crate::start::Start;
 use crate::variant::{UnknownVariant, Variant};
 use std::fmt;
 
@@ -81,24 +91,37 @@ impl PgnGame {
             CastlingMode::Chess960 => format!("{}960", self.initial.variant().pgn_name()),
         };
         tag("Variant", self.tag("Variant").unwrap_or(&variant));
-        let standard_start = self.initial.fen() == STARTING_FEN
-            && self.initial.castling_mode() == CastlingMode::Standard;
-        if !standard_start {
+        // The Balanced start: the removal goes into a tag and the movetext starts after it.
+        let mut movetext_start = self.initial;
+        let mut moves = self.moves.as_slice();
+        if self.initial.is_setup_phase() {
+            match moves.split_first() {
+                Some((&removal, rest)) if removal.is_removal() => {
+                    tag("Balanced", &removal.from().to_string());
+                    movetext_start.play_unchecked(removal);
+                    moves = rest;
+                }
+                _ => tag("Balanced", "-"),
+            }
+        }
+        let standard_start = movetext_start.fen() == STARTING_FEN
+            && movetext_start.castling_mode() == CastlingMode::Standard;
+        if !standard_start && !movetext_start.is_setup_phase() {
             tag("SetUp", "1");
-            tag("FEN", &self.initial.fen());
+            tag("FEN", &movetext_start.fen());
         }
         for (name, value) in &self.tags {
             let written = ROSTER.iter().any(|(n, _)| n == name)
-                || matches!(name.as_str(), "Result" | "Variant" | "SetUp" | "FEN");
+                || matches!(name.as_str(), "Result" | "Variant" | "SetUp" | "FEN" | "Balanced");
             if !written {
                 tag(name, value);
             }
         }
         out.push('\n');
 
-        let mut tokens = Vec::with_capacity(self.moves.len() * 3 / 2 + 1);
-        let mut pos = self.initial;
-        for (i, &m) in self.moves.iter().enumerate() {
+        let mut tokens = Vec::with_capacity(moves.len() * 3 / 2 + 1);
+        let mut pos = movetext_start;
+        for (i, &m) in moves.iter().enumerate() {
             let white = pos.turn() == crate::Color::White;
             if white {
                 tokens.push(format!("{}.", pos.fullmoves()));
@@ -135,6 +158,9 @@ pub enum PgnErrorKind {
     Variant(UnknownVariant),
     /// A bad `[FEN]`.
     Fen(FenError),
+    /// A bad `[Balanced]` tag (not a square, not a pawn's square, or a `[FEN]` that is not the
+    /// position the removal leaves).
+    Balanced(String),
     /// A move that does not parse or is illegal.
     Move {
         /// 1-based half-move number within the game.
@@ -160,6 +186,7 @@ impl fmt::Display for PgnError {
             PgnErrorKind::Tag(t) => write!(f, "malformed tag '{t}'"),
             PgnErrorKind::Variant(e) => e.fmt(f),
             PgnErrorKind::Fen(e) => e.fmt(f),
+            PgnErrorKind::Balanced(e) => write!(f, "[Balanced]: {e}"),
             PgnErrorKind::Move { ply, error } => write!(f, "ply {ply}: {error}"),
         }
     }
@@ -339,6 +366,9 @@ fn build_game(index: usize, raw: RawGame) -> Result<PgnGame, PgnError> {
     };
     // "Atomic960" (and the like) asks for Chess960 castling; otherwise the FEN decides.
     let chess960 = tag("Variant").is_some_and(|v| v.trim().ends_with("960"));
+    if let Some(value) = tag("Balanced") {
+        return build_balanced_game(index, &raw, variant, chess960, value);
+    }
     let initial = match tag("FEN") {
         Some(fen) => {
             let setup = Setup::from_fen(fen).map_err(|e| err(PgnErrorKind::Fen(e.into())))?;
@@ -351,19 +381,84 @@ fn build_game(index: usize, raw: RawGame) -> Result<PgnGame, PgnError> {
             .map_err(|e| err(PgnErrorKind::Fen(e.into())))?,
         None => Position::new(variant),
     };
-    let mut pos = initial;
-    let mut moves = Vec::with_capacity(raw.sans.len());
+    let moves = read_moves(index, &raw, initial, Vec::new())?;
+    Ok(PgnGame { result: result_of(&raw), tags: raw.tags, initial, moves })
+}
+
+/// A game with a `[Balanced]` tag: the setup position, the removal the tag names (if any) and
+/// the moves after it. The `[FEN]`, when present, must be the position after the removal.
+fn build_balanced_game(
+    index: usize,
+    raw: &RawGame,
+    variant: Variant,
+    chess960: bool,
+    value: &str,
+) -> Result<PgnGame, PgnError> {
+    let err = |kind| PgnError { game: index, kind };
+    let bad = |why: String| err(PgnErrorKind::Balanced(why));
+    let tag = |name: &str| raw.tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+    let initial = Position::start(variant, Start::Balanced)
+        .with_castling_mode(mode)
+        .map_err(|e| err(PgnErrorKind::Fen(e.into())))?;
+    let value = value.trim();
+    if matches!(value, "-" | "?" | "") {
+        if tag("FEN").is_some() {
+            return Err(bad("a game still in the setup phase ('-') cannot have a [FEN]".into()));
+        }
+        let moves = read_moves(index, raw, initial, Vec::new())?;
+        return Ok(PgnGame { result: result_of(raw), tags: raw.tags.clone(), initial, moves });
+    }
+    let short: String = value.chars().take(16).collect();
+    let square: Square =
+        value.parse().map_err(|_| bad(format!("'{short}' is not a square (e.g. e2)")))?;
+    let removal = Move::removal(square);
+    let after = initial
+        .play(removal)
+        .map_err(|_| bad(format!("{square} holds no pawn White could remove")))?;
+    if let Some(fen) = tag("FEN") {
+        let given = Position::from_fen_with_mode(fen, variant, mode)
+            .map_err(|e| err(PgnErrorKind::Fen(e)))?;
+        if given != after {
+            return Err(bad(format!(
+                "[FEN] {} is not the position after removing the {square} pawn ({})",
+                given.fen(),
+                after.fen()
+            )));
+        }
+    }
+    let moves = read_moves(index, raw, after, vec![removal])?;
+    Ok(PgnGame { result: result_of(raw), tags: raw.tags.clone(), initial, moves })
+}
+
+/// Appends the game's SAN moves, read from `start`, to `moves`.
+fn read_moves(
+    index: usize,
+    raw: &RawGame,
+    start: Position,
+    mut moves: Vec<Move>,
+) -> Result<Vec<Move>, PgnError> {
+    let mut pos = start;
+    let first_ply = moves.len();
+    moves.reserve(raw.sans.len());
     for (ply, san) in raw.sans.iter().enumerate() {
-        let m =
-            pos.parse_san(san).map_err(|error| err(PgnErrorKind::Move { ply: ply + 1, error }))?;
+        let m = pos.parse_san(san).map_err(|error| PgnError {
+            game: index,
+            kind: PgnErrorKind::Move { ply: first_ply + ply + 1, error },
+        })?;
         pos.play_unchecked(m);
         moves.push(m);
     }
-    let result = raw
-        .result
-        .or_else(|| tag("Result").filter(|r| is_result(r)).map(str::to_string))
-        .unwrap_or_else(|| "*".into());
-    Ok(PgnGame { tags: raw.tags, initial, moves, result })
+    Ok(moves)
+}
+
+/// The game's result: its termination marker, else a valid `[Result]` tag, else `*`.
+fn result_of(raw: &RawGame) -> String {
+    let tag = raw.tags.iter().find(|(n, _)| n == "Result").map(|(_, v)| v.as_str());
+    raw.result
+        .clone()
+        .or_else(|| tag.filter(|r| is_result(r)).map(str::to_string))
+        .unwrap_or_else(|| "*".into())
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! [`Position`]: a validated position of one [`Variant`], with move generation (see
 //! `movegen.rs`), move making with incremental Zobrist hashing, and position-level game ends.
+//! A position may be in the setup phase of the Balanced start ([`crate::start`]), where the
+//! legal moves are pawn removals.
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
@@ -10,6 +12,7 @@ use crate::outcome::{Outcome, Termination};
 use crate::role::{Piece, Role};
 use crate::setup::{CastlingMode, Setup};
 use crate::square::Square;
+use crate::start::Start;
 use crate::variant::{InsufficientMaterial, Variant};
 use crate::zobrist;
 use std::fmt;
@@ -96,7 +99,9 @@ impl std::error::Error for PlayError {}
 /// [`Position::from_fen`]) or by playing legal moves from a legal position.
 ///
 /// Invariant: `ep_square` is `Some` only if an en-passant capture is legal, so that equal
-/// positions compare and hash equal; `hash` equals [`Position::compute_hash`].
+/// positions compare and hash equal; `hash` equals [`Position::compute_hash`]. Only
+/// [`Position::start`] makes a position in the setup phase (the standard board, White to
+/// remove a pawn); it is left by playing a removal.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Position {
     pub(crate) board: Board,
@@ -107,6 +112,8 @@ pub struct Position {
     pub(crate) halfmoves: u32,
     pub(crate) fullmoves: u32,
     pub(crate) variant: Variant,
+    /// The setup phase of the Balanced start: the side to move removes a pawn.
+    pub(crate) setup_phase: bool,
     pub(crate) hash: u64,
 }
 
@@ -129,10 +136,29 @@ impl Position {
             halfmoves: 0,
             fullmoves: 1,
             variant,
+            setup_phase: false,
             hash: 0,
         };
         pos.hash = pos.compute_hash();
         pos
+    }
+
+    /// The position a game of `variant` starts from: [`Position::new`] for the standard start,
+    /// the same board in the setup phase for the Balanced start (White to remove a pawn).
+    pub fn start(variant: Variant, start: Start) -> Position {
+        let mut pos = Position::new(variant);
+        if start == Start::Balanced {
+            pos.setup_phase = true;
+            pos.hash = pos.compute_hash();
+        }
+        pos
+    }
+
+    /// True in the setup phase of the Balanced start, before White's removal: the legal moves
+    /// are [`Move::removal`]s of the pawns.
+    #[inline]
+    pub fn is_setup_phase(&self) -> bool {
+        self.setup_phase
     }
 
     /// Validates `setup` under the rules of `variant`, reporting every problem found.
@@ -196,6 +222,7 @@ impl Position {
             halfmoves: setup.halfmoves,
             fullmoves: setup.fullmoves.max(1),
             variant,
+            setup_phase: false,
             hash: 0,
         };
         if rules.royal_kings
@@ -216,7 +243,8 @@ impl Position {
         Ok(pos)
     }
 
-    /// The unchecked form of this position.
+    /// The unchecked form of this position (a [`Setup`] has no setup phase: that of the
+    /// Balanced start's setup position is the standard start).
     pub fn to_setup(&self) -> Setup {
         Setup {
             board: self.board,
@@ -280,7 +308,12 @@ impl Position {
         if mode == self.castling_mode {
             return Ok(*self);
         }
-        Position::from_setup(self.to_setup(), self.variant, mode)
+        let mut pos = Position::from_setup(self.to_setup(), self.variant, mode)?;
+        if self.setup_phase {
+            pos.setup_phase = true;
+            pos.hash = pos.compute_hash();
+        }
+        Ok(pos)
     }
 
     /// Recomputes the Zobrist hash from scratch.
@@ -295,6 +328,9 @@ impl Position {
         }
         if self.turn == Color::Black {
             hash ^= zobrist::black_to_move_key();
+        }
+        if self.setup_phase {
+            hash ^= zobrist::setup_phase_key();
         }
         hash
     }
@@ -405,6 +441,10 @@ impl Position {
     /// Plays `m`, which must come from [`Position::legal_moves`] (otherwise the result is an
     /// unspecified but memory-safe position; a move from an empty square does nothing).
     pub fn play_unchecked(&mut self, m: Move) {
+        if self.setup_phase {
+            self.play_removal(m);
+            return;
+        }
         let us = self.turn;
         let them = !us;
         let (from, to) = (m.from(), m.to());
@@ -500,6 +540,30 @@ impl Position {
             self.ep_square = Some(ep);
             self.hash ^= zobrist::en_passant_key(ep.file().index());
         }
+    }
+
+    /// Plays a move of the setup phase: removes the piece on the move's origin square (a pawn
+    /// for a legal removal), ends the setup phase and passes the turn. The half-move clock
+    /// restarts (a pawn left the board); the move number advances after Black as usual.
+    #[cold]
+    fn play_removal(&mut self, m: Move) {
+        let mut hash = self.hash ^ zobrist::setup_phase_key() ^ zobrist::black_to_move_key();
+        if let Some(piece) = self.board.remove_piece_at(m.from()) {
+            hash ^= zobrist::piece_key(piece, m.from());
+        }
+        // Removing a piece never gives an en-passant square; a castling right goes with its
+        // rook (never for a legal removal: pawns stand on no rook's square).
+        if let Some(ep) = self.ep_square.take() {
+            hash ^= zobrist::en_passant_key(ep.file().index());
+        }
+        let rights = self.castling_rights & !Bitboard::from(m.from());
+        hash ^= zobrist::castling_keys(self.castling_rights ^ rights);
+        self.castling_rights = rights;
+        self.setup_phase = false;
+        self.halfmoves = 0;
+        self.fullmoves = self.fullmoves.saturating_add(u32::from(self.turn == Color::Black));
+        self.turn = !self.turn;
+        self.hash = hash;
     }
 
     #[inline]
@@ -673,6 +737,7 @@ impl Position {
             halfmoves: self.halfmoves,
             fullmoves: self.fullmoves,
             variant: self.variant,
+            setup_phase: self.setup_phase,
             hash: 0,
         };
         pos.hash = pos.compute_hash();

@@ -1,5 +1,6 @@
 //! Standard algebraic notation (SAN): writing with minimal disambiguation and `+`/`#` suffixes
 //! (`#` when the move explodes or captures the enemy king, or mates), and lenient reading.
+//! A removal in the Balanced start's setup phase is written `@e2`, as in UCI.
 
 use crate::mv::Move;
 use crate::position::Position;
@@ -33,6 +34,9 @@ impl std::error::Error for SanError {}
 impl Position {
     /// The SAN of legal move `m`, with its `+`/`#` suffix.
     pub fn san(&self, m: Move) -> String {
+        if m.is_removal() {
+            return self.san_without_suffix(m);
+        }
         let mut san = self.san_without_suffix(m);
         let mut after = *self;
         after.play_unchecked(m);
@@ -48,6 +52,9 @@ impl Position {
 
     /// The SAN of legal move `m` without a check suffix.
     pub fn san_without_suffix(&self, m: Move) -> String {
+        if m.is_removal() {
+            return format!("@{}", m.from());
+        }
         if m.is_castle() {
             return if m.to().file() > m.from().file() { "O-O".into() } else { "O-O-O".into() };
         }
@@ -105,6 +112,15 @@ impl Position {
             return Err(syntax());
         }
         let legal = self.legal_moves();
+        if let Some(square) = s.strip_prefix('@') {
+            let square: Square = square.parse().map_err(|_| syntax())?;
+            let removal = Move::removal(square);
+            return if legal.contains(&removal) {
+                Ok(removal)
+            } else {
+                Err(SanError::Illegal(text.chars().take(32).collect()))
+            };
+        }
         let pick = |mut matches: Vec<Move>| -> Result<Move, SanError> {
             match matches.len() {
                 1 => Ok(matches.remove(0)),
@@ -171,6 +187,7 @@ impl Position {
             .copied()
             .filter(|m| {
                 !m.is_castle()
+                    && !m.is_removal()
                     && m.to() == to
                     && m.promotion() == promotion
                     && self.board.role_at(m.from()) == Some(role)

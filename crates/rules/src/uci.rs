@@ -1,5 +1,7 @@
 //! UCI long algebraic move notation: `e2e4`, `e7e8q`, castling `e1g1` (standard) or
-//! king-takes-rook `e1h1` (Chess960), null move `0000`.
+//! king-takes-rook `e1h1` (Chess960), null move `0000`, and `@e2` for White's removal of the
+//! pawn on e2 in the setup phase of the Balanced start (this project's token: see
+//! [`crate::start`]).
 
 use crate::mv::Move;
 use crate::position::Position;
@@ -16,6 +18,8 @@ pub enum UciMove {
     Normal { from: Square, to: Square, promotion: Option<Role> },
     /// `0000`.
     Null,
+    /// `@e2`: the removal of the pawn on a square in the Balanced start's setup phase.
+    Removal(Square),
 }
 
 /// Text that is not UCI move notation.
@@ -24,7 +28,7 @@ pub struct ParseUciError(pub String);
 
 impl fmt::Display for ParseUciError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid uci move '{}' (expected e.g. e2e4 or e7e8q)", self.0)
+        write!(f, "invalid uci move '{}' (expected e.g. e2e4, e7e8q or @e2)", self.0)
     }
 }
 
@@ -54,6 +58,9 @@ impl FromStr for UciMove {
         if s == "0000" {
             return Ok(UciMove::Null);
         }
+        if let Some(square) = s.strip_prefix('@') {
+            return square.parse().map(UciMove::Removal).map_err(|_| err());
+        }
         if !(4..=5).contains(&s.len()) || !s.is_ascii() {
             return Err(err());
         }
@@ -75,6 +82,7 @@ impl fmt::Display for UciMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UciMove::Null => f.write_str("0000"),
+            UciMove::Removal(square) => write!(f, "@{square}"),
             UciMove::Normal { from, to, promotion } => {
                 write!(f, "{from}{to}")?;
                 if let Some(role) = promotion {
@@ -90,6 +98,9 @@ impl UciMove {
     /// The UCI form of a move, castling written as the king's two-square move in standard mode
     /// and as king-takes-rook in Chess960 mode.
     pub fn from_move(m: Move, mode: CastlingMode) -> UciMove {
+        if m.is_removal() {
+            return UciMove::Removal(m.from());
+        }
         let to = if m.is_castle() && mode == CastlingMode::Standard {
             Position::castle_king_to(m)
         } else {
@@ -102,12 +113,21 @@ impl UciMove {
     /// and, in standard mode, as the king's two-square move.
     pub fn to_move(&self, pos: &Position) -> Result<Move, IllegalUciError> {
         let illegal = || IllegalUciError { uci: self.to_string(), fen: pos.fen() };
+        if let UciMove::Removal(square) = *self {
+            let removal = Move::removal(square);
+            return if pos.is_setup_phase() && pos.is_legal(removal) {
+                Ok(removal)
+            } else {
+                Err(illegal())
+            };
+        }
         let UciMove::Normal { from, to, promotion } = *self else { return Err(illegal()) };
         pos.legal_moves()
             .iter()
             .copied()
             .find(|m| {
                 m.from() == from
+                    && !m.is_removal()
                     && m.promotion() == promotion
                     && (m.to() == to
                         || (m.is_castle()

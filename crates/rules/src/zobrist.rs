@@ -1,8 +1,9 @@
 //! Zobrist hashing keys, generated at compile time from a fixed seed (splitmix64).
 //!
 //! The hash of a position XORs: one key per (piece, square), one per castling-right rook square,
-//! one per en-passant file (only when an en-passant capture is legal), and one when Black is to
-//! move. [`crate::Position::hash`] is updated incrementally by `play` and always equals
+//! one per en-passant file (only when an en-passant capture is legal), one when Black is to
+//! move, and one in the setup phase of the Balanced start (before White's removal: see
+//! [`crate::start`]). Keys are drawn in that order, so adding the last one changed no other. [`crate::Position::hash`] is updated incrementally by `play` and always equals
 //! [`crate::Position::compute_hash`].
 
 use crate::bitboard::Bitboard;
@@ -17,7 +18,7 @@ const fn splitmix(state: u64) -> (u64, u64) {
     (state, z ^ (z >> 31))
 }
 
-const N_KEYS: usize = 12 * 64 + 64 + 8 + 1;
+const N_KEYS: usize = 12 * 64 + 64 + 8 + 1 + 1;
 
 static KEYS: [u64; N_KEYS] = {
     let mut keys = [0u64; N_KEYS];
@@ -59,5 +60,11 @@ pub fn en_passant_key(file: u8) -> u64 {
 /// Key XORed in when Black is to move.
 #[inline]
 pub fn black_to_move_key() -> u64 {
-    KEYS[N_KEYS - 1]
+    KEYS[12 * 64 + 64 + 8]
+}
+
+/// Key XORed in during the setup phase of the Balanced start.
+#[inline]
+pub fn setup_phase_key() -> u64 {
+    KEYS[12 * 64 + 64 + 8 + 1]
 }

@@ -70,6 +70,8 @@ fn mutated_valid_fens() {
     }
     seeds.push("8/8/8/8/8/8/2k5/rR4KR w KQ - 0 1".into());
     seeds.push("r3k1rR/5K2/8/8/8/8/8/8 b kq - 0 1".into());
+    // The Balanced start's setup position (its keyword mutates into near misses).
+    seeds.push("balanced".into());
     let mut parsed = 0;
     for _ in 0..common::scale(30_000, 300_000) {
         let seed = &seeds[rng.below(seeds.len())];
@@ -118,12 +120,49 @@ fn random_and_mutated_pgn() {
         pos = *next;
     }
     let valid = game.write();
+    // A game from the Balanced start (its removal is a [Balanced] tag).
+    let mut balanced = atomzero_rules::PgnGame::new(Position::start(
+        Variant::Atomic,
+        atomzero_rules::Start::Balanced,
+    ));
+    let mut pos = balanced.initial;
+    for _ in 0..40 {
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            break;
+        }
+        let m = moves[rng.below(moves.len())];
+        balanced.moves.push(m);
+        pos.play_unchecked(m);
+    }
+    let valid_balanced = balanced.write();
     const TOKENS: &[&str] = &[
-        "[", "]", "\"", "{", "}", "(", ")", ";", "\n", "1.", "e4", "1-0", "*", "$1", "\\", "%",
-        "O-O", "Nf3", " ",
+        "[",
+        "]",
+        "\"",
+        "{",
+        "}",
+        "(",
+        ")",
+        ";",
+        "\n",
+        "1.",
+        "e4",
+        "1-0",
+        "*",
+        "$1",
+        "\\",
+        "%",
+        "O-O",
+        "Nf3",
+        " ",
+        "@e2",
+        "[Balanced \"d7\"]",
     ];
     for i in 0..20_000 {
-        let text = if i % 2 == 0 {
+        let text = if i % 4 == 0 {
+            mutate(&mut rng, &valid_balanced)
+        } else if i % 2 == 0 {
             mutate(&mut rng, &valid)
         } else {
             (0..rng.below(40)).map(|_| TOKENS[rng.below(TOKENS.len())]).collect::<String>()

@@ -1,5 +1,6 @@
-//! Every line of the published perft suites (tests/data, copied from ../shared/data), exact,
-//! under a node budget per line so the test stays fast. The full depths run through
+//! Every line of the published perft suites (tests/data, copied from ../shared/data) and of our
+//! Balanced-start table (tests/data/balanced.perft, checked against shakmaty in balanced.rs),
+//! exact, under a node budget per line so the test stays fast. The full depths run through
 //! `atomzero perft --suite` in scripts/test.sh.
 
 mod common;
@@ -46,6 +47,12 @@ fn run_suite(name: &str) -> usize {
 #[test]
 fn atomic_suite() {
     assert!(run_suite("atomic.perft") >= 25);
+}
+
+#[test]
+fn balanced_start_suite() {
+    // Depths 1-4 of the five variants; the deeper lines run through the CLI.
+    assert_eq!(run_suite("balanced.perft"), 20);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use crate::error::RunError;
 use atomzero_nn::{DeviceKind, NetConfig};
-use atomzero_rules::Variant;
+use atomzero_rules::{Start, Variant};
 use atomzero_selfplay::SelfplayConfig;
 use atomzero_train::TrainerConfig;
 use serde::{Deserialize, Serialize};
@@ -17,6 +17,10 @@ pub struct Config {
     /// Rule variant (atomic, nocheckatomic, atomar, deathmatch, pawnblast).
     #[serde(default = "default_variant")]
     pub variant: String,
+    /// How games start: "standard", or "balanced" (White first removes one of the 16 pawns,
+    /// then Black moves; self-play searches the removal, matches let White's player choose).
+    #[serde(default = "default_start")]
+    pub start: String,
     /// Master seed; every stage derives its own.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -139,6 +143,10 @@ fn default_variant() -> String {
     "atomic".to_string()
 }
 
+fn default_start() -> String {
+    "standard".to_string()
+}
+
 fn default_seed() -> u64 {
     1
 }
@@ -149,6 +157,11 @@ impl Config {
         self.variant.parse::<Variant>().map_err(|e| RunError::Config(format!("variant: {e}")))
     }
 
+    /// The start, parsed.
+    pub fn start(&self) -> Result<Start, RunError> {
+        self.start.parse::<Start>().map_err(|e| RunError::Config(format!("start: {e}")))
+    }
+
     /// The device kind, parsed.
     pub fn device(&self) -> Result<DeviceKind, RunError> {
         self.device.parse::<DeviceKind>().map_err(|e| RunError::Config(format!("device: {e}")))
@@ -157,6 +170,13 @@ impl Config {
     /// Checks every section; the error names the key.
     pub fn validate(&self) -> Result<(), RunError> {
         self.variant()?;
+        if self.start()? == Start::Balanced && !self.run.openings.trim().is_empty() {
+            return Err(RunError::Config(
+                "start = \"balanced\" cannot be combined with run.openings (games start from \
+                 the setup position, where White removes a pawn)"
+                    .to_string(),
+            ));
+        }
         self.device()?;
         let check = |r: Result<(), String>| r.map_err(RunError::Config);
         check(self.net.validate().map_err(|e| format!("net: {e}")))?;

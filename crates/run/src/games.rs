@@ -31,6 +31,9 @@ pub struct Tally {
     pub false_resignations: usize,
     /// Network evaluations.
     pub evaluations: u64,
+    /// Games from the Balanced start by the square of White's removal (index a1 = 0; empty
+    /// without such games).
+    pub removals: Vec<usize>,
 }
 
 impl Tally {
@@ -55,6 +58,10 @@ impl Tally {
         self.resignations += usize::from(record.reason == EndReason::Resignation);
         self.playthroughs_with_resign_point +=
             usize::from(record.resign_disabled && record.resign_point.is_some());
+        if let Some(first) = record.moves.first().filter(|m| m.mv.is_removal()) {
+            self.removals.resize(64, 0);
+            self.removals[first.mv.from().index()] += 1;
+        }
     }
 
     /// Adds another tally.
@@ -69,6 +76,26 @@ impl Tally {
         self.playthroughs_with_resign_point += other.playthroughs_with_resign_point;
         self.false_resignations += other.false_resignations;
         self.evaluations += other.evaluations;
+        if self.removals.len() < other.removals.len() {
+            self.removals.resize(other.removals.len(), 0);
+        }
+        for (mine, theirs) in self.removals.iter_mut().zip(&other.removals) {
+            *mine += theirs;
+        }
+    }
+
+    /// The removals of Balanced-start games, most frequent first, at most `n` of them, e.g.
+    /// `e7 40, d7 31, f2 9` (empty without such games).
+    pub fn top_removals(&self, n: usize) -> String {
+        let mut counts: Vec<(usize, usize)> =
+            self.removals.iter().copied().enumerate().filter(|&(_, c)| c > 0).collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let named: Vec<String> = counts
+            .iter()
+            .take(n)
+            .filter_map(|&(i, c)| Some(format!("{} {c}", atomzero_rules::Square::new(i as u8)?)))
+            .collect();
+        named.join(", ")
     }
 }
 

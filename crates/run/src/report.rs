@@ -52,6 +52,10 @@ pub fn summary_line(
                 t.plies,
                 t.plies as f64 / report.selfplay_secs.max(1e-9)
             ));
+            let removals = t.top_removals(3);
+            if !removals.is_empty() {
+                parts.push(format!("removes {removals}"));
+            }
         } else {
             parts.push("self-play done earlier".into());
         }

@@ -283,6 +283,7 @@ impl Generations<'_> {
             games,
             openings: self.openings()?,
             variant: self.config.variant()?,
+            start: self.config.start()?,
             concurrency: self.concurrency,
             sprt: None,
             max_plies: self.config.run.match_max_plies,
@@ -396,7 +397,7 @@ impl Generations<'_> {
             let path = self.dir.fetch_network(&model_key(&best), false)?;
             let model = models::load(&path.display().to_string(), 0, self.config.device()?)
                 .map_err(RunError::Network)?;
-            let openings = Openings::RandomPlies(self.config.selfplay.random_opening_plies);
+            let openings = Openings::random(self.config.start()?, self.config.selfplay.random_opening_plies);
             let mut sequence = self
                 .local_shards(generation)?
                 .iter()

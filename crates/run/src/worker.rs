@@ -151,7 +151,7 @@ pub fn run(
     let round_games = (threads * selfplay.games_per_worker.max(1)).div_ceil(per_shard) * per_shard;
     let variant = config.variant()?;
     let device = options.device;
-    let openings = Openings::RandomPlies(selfplay.random_opening_plies);
+    let openings = Openings::random(config.start()?, selfplay.random_opening_plies);
     let name_hash = {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in options.name.bytes() {

@@ -1,8 +1,9 @@
 //! Opening positions: an EPD book (one position per line, `;`-terminated operations ignored),
-//! or random first plies from the start position.
+//! random first plies from the start position, or the Balanced start (White's removal is
+//! searched like any move, random plies follow it).
 
 use atomzero_mcts::Rng;
-use atomzero_rules::{Position, Variant};
+use atomzero_rules::{Position, Start, Variant};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -38,6 +39,10 @@ pub enum Openings {
     Book(Vec<Position>),
     /// The start position followed by this many random legal plies.
     RandomPlies(usize),
+    /// The Balanced start's setup position (`atomzero_rules::start`): the game's first move,
+    /// White's removal of a pawn, is searched and recorded like any other, so the network
+    /// learns the choice; this many random legal plies (not training targets) follow it.
+    Balanced(usize),
 }
 
 impl Openings {
@@ -71,10 +76,28 @@ impl Openings {
         Ok(Openings::Book(positions))
     }
 
+    /// The random plies for `start` (the config's `random_opening_plies`): played from the
+    /// start position, or after the removal in the Balanced start.
+    pub fn random(start: Start, plies: usize) -> Openings {
+        match start {
+            Start::Standard => Openings::RandomPlies(plies),
+            Start::Balanced => Openings::Balanced(plies),
+        }
+    }
+
+    /// Random plies to play after the first move (the Balanced start's removal).
+    pub fn plies_after_first_move(&self) -> usize {
+        match self {
+            Openings::Balanced(plies) => *plies,
+            _ => 0,
+        }
+    }
+
     /// The opening of game number `index`.
     pub fn opening(&self, index: usize, variant: Variant, rng: &mut Rng) -> Position {
         match self {
             Openings::Book(book) => book[index % book.len()],
+            Openings::Balanced(_) => Position::start(variant, Start::Balanced),
             Openings::RandomPlies(n) => loop {
                 let mut pos = Position::new(variant);
                 for _ in 0..*n {
@@ -95,7 +118,7 @@ impl Openings {
     pub fn len(&self) -> usize {
         match self {
             Openings::Book(b) => b.len(),
-            Openings::RandomPlies(_) => 0,
+            Openings::RandomPlies(_) | Openings::Balanced(_) => 0,
         }
     }
 

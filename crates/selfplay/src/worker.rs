@@ -12,7 +12,7 @@ use crate::config::{Batching, RootSearch, SelfplayConfig};
 use crate::openings::Openings;
 use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Proven, Rng, Search, pending_requests};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
-use atomzero_rules::{CastlingMode, Color, Game, PgnGame, Position, Setup, Variant};
+use atomzero_rules::{CastlingMode, Color, Game, PgnGame, Position, Variant};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -55,6 +55,8 @@ struct Slot {
     start_fen: String,
     chess960: bool,
     evaluations: u64,
+    /// Random plies still to play after the first move (the Balanced start's removal).
+    plies_after_first_move: usize,
 }
 
 fn mix(seed: u64, index: u64) -> u64 {
@@ -90,6 +92,7 @@ impl Slot {
             start_fen: start.fen(),
             chess960: start.castling_mode() == CastlingMode::Chess960,
             evaluations: 0,
+            plies_after_first_move: openings.plies_after_first_move(),
             rng,
         }
     }
@@ -147,6 +150,20 @@ impl Slot {
         self.search.set_dirichlet_epsilon(config.dirichlet_epsilon(self.full));
         self.search.set_simulations(self.target_visits(config));
         self.search.advance(mv);
+        // The Balanced start: random plies (not targets) after the searched removal.
+        for _ in 0..std::mem::take(&mut self.plies_after_first_move) {
+            let moves = self.game.position().legal_moves();
+            let Some(&random) = moves.get(self.rng.below(moves.len().max(1))) else { break };
+            self.records.push(MoveRecord { mv: random, target: None });
+            self.game.play_unchecked(random);
+            if let Some(outcome) = self.game.outcome() {
+                return Some(self.finish(outcome.winner, EndReason::Rules(outcome.termination)));
+            }
+            if self.game.ply() >= config.max_plies {
+                return Some(self.finish(None, EndReason::MaxLength));
+            }
+            self.search.advance(random);
+        }
         None
     }
 
@@ -397,8 +414,7 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
 /// The PGN form of a recorded game.
 pub fn record_to_pgn(record: &GameRecord) -> Option<PgnGame> {
     let mode = if record.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-    let setup = Setup::from_fen(&record.start_fen).ok()?;
-    let start = Position::from_setup(setup, record.variant, mode).ok()?;
+    let start = Position::from_fen_with_mode(&record.start_fen, record.variant, mode).ok()?;
     let mut pgn = PgnGame::new(start);
     pgn.moves = record.moves.iter().map(|m| m.mv).collect();
     pgn.result = match record.winner {

@@ -232,3 +232,39 @@ fn gumbel_self_play_records_the_improved_policy_over_every_legal_move() {
     assert_eq!(play(&config, Variant::Atomic, 6, 21), games);
     assert_ne!(play(&config, Variant::Atomic, 6, 22), games);
 }
+
+#[test]
+fn balanced_start_games_search_the_removal_then_play_random_plies() {
+    let config = SelfplayConfig { full_search_fraction: 1.0, ..small_config() };
+    for variant in Variant::ALL {
+        let mut games = Vec::new();
+        let openings = Openings::random(atomzero_rules::Start::Balanced, 2);
+        run(&RandomEvaluator { seed: 3 }, &config, variant, &openings, 8, 0, 5, |event| {
+            if let SelfplayEvent::Game(record, _) = event {
+                games.push(*record);
+            }
+            true
+        });
+        assert_eq!(games.len(), 8);
+        let mut removed = std::collections::HashSet::new();
+        for g in &games {
+            assert_eq!(g.start_fen, "balanced");
+            // The removal is a searched move with a target over the 16 removals.
+            let first = &g.moves[0];
+            assert!(first.mv.is_removal(), "{variant}");
+            let target = first.target.as_ref().expect("a full search");
+            assert!(target.policy.iter().all(|(m, _)| m.is_removal()));
+            assert!(target.policy.len() >= 2);
+            removed.insert(first.mv);
+            // Then the two random plies (no targets), then searched moves again.
+            assert!(g.moves[1..3].iter().all(|m| m.target.is_none()), "{variant}");
+            assert!(g.moves.len() <= 3 || g.moves[3].target.is_some(), "{variant}");
+            // The record reads back as PGN with its [Balanced] tag.
+            let pgn = record_to_pgn(g).unwrap();
+            let text = pgn.write();
+            assert!(text.contains(&format!("[Balanced \"{}\"]", first.mv.from())), "{text}");
+            assert_eq!(read_pgn(&text)[0].as_ref().unwrap().moves, pgn.moves);
+        }
+        assert!(removed.len() >= 2, "{variant}: the removal varies between games");
+    }
+}

@@ -194,9 +194,27 @@ fn fields(data: &[u8]) -> Option<Vec<(u64, u8, &[u8])>> {
     Some(out)
 }
 
+/// Whether `rest` starts with a whole record (header, data and data checksum).
+fn record_complete(rest: &[u8]) -> bool {
+    let Some(len) = rest.get(..8) else { return false };
+    let len = u64::from_le_bytes(len.try_into().unwrap_or([0xFF; 8]));
+    usize::try_from(len).ok().and_then(|len| len.checked_add(16)).is_some_and(|n| rest.len() >= n)
+}
+
 /// Reads every scalar of an event file, checking the record framing and both checksums of
 /// every record. Errors name the byte offset.
 pub fn read_scalars(path: &Path) -> io::Result<Vec<Scalar>> {
+    read_records(path, false)
+}
+
+/// [`read_scalars`] for a file that may be being written: a last record cut short (the
+/// writer's buffer reached the disk half-way through it) ends the reading without an error.
+/// A checksum mismatch is still an error.
+pub fn read_scalars_of_live_file(path: &Path) -> io::Result<Vec<Scalar>> {
+    read_records(path, true)
+}
+
+fn read_records(path: &Path, live: bool) -> io::Result<Vec<Scalar>> {
     let bytes = std::fs::read(path)?;
     let bad = |what: String| {
         io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", path.display()))
@@ -205,6 +223,9 @@ pub fn read_scalars(path: &Path) -> io::Result<Vec<Scalar>> {
     let mut scalars = Vec::new();
     let mut first = true;
     while at < bytes.len() {
+        if live && !record_complete(&bytes[at..]) {
+            break;
+        }
         let header = bytes
             .get(at..at + 12)
             .ok_or_else(|| bad(format!("truncated record header at {at}")))?;
@@ -295,6 +316,16 @@ mod tests {
         assert!(read_scalars(&dir.join("bad")).unwrap_err().to_string().contains("checksum"));
         std::fs::write(dir.join("cut"), &bytes[..n - 3]).unwrap();
         assert!(read_scalars(&dir.join("cut")).is_err());
+        // A file being written: the records before a cut-short last one are read, a flipped
+        // byte is still an error.
+        let good = std::fs::read(w.path()).unwrap();
+        for cut in [n - 3, n - 20, n - 1] {
+            std::fs::write(dir.join("live"), &good[..cut]).unwrap();
+            let read = read_scalars_of_live_file(&dir.join("live")).unwrap();
+            assert_eq!(read, scalars[..2].to_vec(), "cut at {cut}");
+        }
+        assert_eq!(read_scalars_of_live_file(w.path()).unwrap(), scalars);
+        assert!(read_scalars_of_live_file(&dir.join("bad")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -6,7 +6,7 @@ use crate::data::build_batch;
 use crate::engine::{self, Trainer};
 use crate::tensorboard::EventWriter;
 use atomzero_backprop::SparseBatch;
-use atomzero_encoding::{ENCODING_VERSION, Encoder};
+use atomzero_encoding::{ENCODING_VERSION, Encoder, READABLE_ENCODING_VERSIONS};
 use atomzero_mcts::Rng as Sampler;
 use atomzero_nn::burn::tensor::Device;
 use atomzero_nn::{CheckpointError as NetError, Net, NetConfig};
@@ -160,7 +160,7 @@ pub fn train(
                         differences,
                     }));
                 }
-                if state.encoding_version != ENCODING_VERSION {
+                if !READABLE_ENCODING_VERSIONS.contains(&state.encoding_version) {
                     return Err(TrainError::Checkpoint(CheckpointError::Corrupt {
                         path,
                         reason: format!(

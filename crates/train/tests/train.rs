@@ -327,3 +327,26 @@ fn tensorboard_gets_the_final_step_between_two_cadence_steps() {
     assert_eq!(steps, [5, 7, 10, 12]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn checkpoints_of_encoding_version_1_resume_and_unknown_versions_are_refused() {
+    // Version 2 only added the Balanced start's setup position: a version-1 checkpoint resumes.
+    let dir = temp_dir("encoding");
+    make_data(&dir.join("data"), 4);
+    let (data, ckpt) = (dir.join("data"), dir.join("ckpt"));
+    train(options(&data, &ckpt, None, None, 3), |_| {}).unwrap();
+    let state = ckpt.join("step-00000003/state.json");
+    let set_version = |version: u32| {
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        value["encoding_version"] = version.into();
+        std::fs::write(&state, serde_json::to_vec(&value).unwrap()).unwrap();
+    };
+    set_version(99);
+    let err = train(options(&data, &ckpt, None, None, 5), |_| {}).unwrap_err().to_string();
+    assert!(err.contains("encoding version 99"), "{err}");
+    set_version(1);
+    let resumed = train(options(&data, &ckpt, None, None, 5), |_| {}).unwrap();
+    assert_eq!((resumed.start_step, resumed.end_step), (3, 5));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -11,6 +11,11 @@
 //! `Model` (or `Threads`) changed. Without a model the engine plays with the
 //! [`UniformEvaluator`] (equal priors, even WDL: pure MCTS on the rules) and says so with
 //! `info string no model loaded: playing with uniform priors (pure MCTS)`.
+//!
+//! The Balanced start: a GUI sets `setoption name Start value balanced` (then `position
+//! startpos` is the setup position) or sends `position fen balanced`; `go` there answers with
+//! White's removal, `bestmove @e2`, and `position ... moves @e2 e7e5 ...` continues from it. A
+//! `position fen` of the position after the removal is ordinary FEN and needs neither.
 
 use crate::command::{self, Command, GoParams, StartPosition};
 use crate::limits::SearchLimits;
@@ -227,7 +232,7 @@ impl Engine {
     /// An engine writing to `output`, at the start position of the configured variant.
     pub fn new(config: EngineConfig, loader: impl ModelLoader + 'static, output: Output) -> Engine {
         let options = config.options.clone();
-        let game = Game::new(Position::new(options.variant));
+        let game = Game::new(Position::start(options.variant, options.start));
         let mut engine = Engine {
             config,
             options,
@@ -292,7 +297,7 @@ impl Engine {
                 self.output.line("readyok");
             }
             Command::SetOption { name, value } => match self.options.set(&name, value.as_deref()) {
-                Ok(OptionId::Variant | OptionId::Chess960) => {
+                Ok(OptionId::Variant | OptionId::Chess960 | OptionId::Start) => {
                     // Takes effect at the next `position`; a GUI that sends no `position` before
                     // `go` gets the new variant's start position.
                     if !self.position_set {
@@ -369,9 +374,10 @@ impl Engine {
         if self.options.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard }
     }
 
-    /// The start position of the current variant and castling mode.
+    /// The start position of the current variant, start (`Start`: the Balanced start's setup
+    /// position) and castling mode.
     fn start_position(&self) -> Position {
-        let pos = Position::new(self.options.variant);
+        let pos = Position::start(self.options.variant, self.options.start);
         pos.with_castling_mode(self.castling_mode()).unwrap_or(pos)
     }
 

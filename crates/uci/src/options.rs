@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `UCI_Variant` | combo | the rule variant of the next `position` (`atomic` first, as lichess-bot expects) |
 //! | `UCI_Chess960` | check | castling written king-takes-rook and X-FEN castling rights |
+//! | `Start` | combo | what `position startpos` means: `standard`, or `balanced` (the Balanced start's setup position, where the engine's move is White's removal of a pawn, written `@e2`) |
 //! | `Threads` | spin | handed to the model loader (evaluator threads); the tree search itself runs on one thread |
 //! | `Hash` | spin (MiB) | memory bound of the search tree; the search stops growing the tree when it is full |
 //! | `Nodes` | spin | playouts per move when > 0 (still within the clock); 0 = use the time control |
@@ -14,7 +15,7 @@
 //! | `Ponder` | check | accepted for GUIs that set it; `go ponder` works either way |
 //! | `Model` | string | weights to load (through the embedder's loader) at the next `isready` or `go`; `<empty>` = none |
 
-use atomzero_rules::Variant;
+use atomzero_rules::{Start, Variant};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -25,6 +26,8 @@ pub enum OptionId {
     Variant,
     /// `UCI_Chess960`.
     Chess960,
+    /// `Start`.
+    Start,
     /// `Threads`.
     Threads,
     /// `Hash`.
@@ -52,9 +55,10 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 9] = [
+    pub const ALL: [OptionId; 10] = [
         OptionId::Variant,
         OptionId::Chess960,
+        OptionId::Start,
         OptionId::Threads,
         OptionId::Hash,
         OptionId::Nodes,
@@ -69,6 +73,7 @@ impl OptionId {
         match self {
             OptionId::Variant => "UCI_Variant",
             OptionId::Chess960 => "UCI_Chess960",
+            OptionId::Start => "Start",
             OptionId::Threads => "Threads",
             OptionId::Hash => "Hash",
             OptionId::Nodes => "Nodes",
@@ -84,6 +89,7 @@ impl OptionId {
         match self {
             OptionId::Variant => "rule variant of the next position",
             OptionId::Chess960 => "Chess960 castling notation (king takes rook)",
+            OptionId::Start => "start of `position startpos`: standard or balanced (remove a pawn)",
             OptionId::Threads => "threads for the evaluator (passed to the model loader)",
             OptionId::Hash => "memory for the search tree in MiB",
             OptionId::Nodes => "playouts per move (0 = use the time control)",
@@ -119,6 +125,8 @@ pub struct Options {
     pub variant: Variant,
     /// `UCI_Chess960`.
     pub chess960: bool,
+    /// `Start`.
+    pub start: Start,
     /// `Threads`.
     pub threads: u64,
     /// `Hash` in MiB.
@@ -140,6 +148,7 @@ impl Default for Options {
         Options {
             variant: Variant::Atomic,
             chess960: false,
+            start: Start::Standard,
             threads: 1,
             hash_mib: 256,
             nodes: 0,
@@ -210,6 +219,11 @@ impl Options {
                         format!("option name {name} type combo default {}{vars}", self.variant)
                     }
                     OptionId::Chess960 => check(self.chess960),
+                    OptionId::Start => {
+                        let vars: String =
+                            Start::ALL.iter().map(|s| format!(" var {}", s.name())).collect();
+                        format!("option name {name} type combo default {}{vars}", self.start)
+                    }
                     OptionId::Ponder => check(self.ponder),
                     OptionId::Threads => spin(self.threads),
                     OptionId::Hash => spin(self.hash_mib),
@@ -263,6 +277,11 @@ impl Options {
                     .ok_or_else(|| invalid(v, format!("one of {}", Variant::names())))?;
             }
             OptionId::Chess960 => self.chess960 = check()?,
+            OptionId::Start => {
+                let v = required()?;
+                self.start = Start::from_name(v)
+                    .ok_or_else(|| invalid(v, format!("one of {}", Start::names())))?;
+            }
             OptionId::Ponder => self.ponder = check()?,
             OptionId::Threads => self.threads = spin()?,
             OptionId::Hash => self.hash_mib = spin()?,
@@ -295,6 +314,9 @@ mod tests {
             assert!(variant.contains(&format!(" var {}", v.name())), "{variant}");
         }
         assert!(lines.iter().any(|l| l == "option name Model type string default <empty>"));
+        assert!(lines.iter().any(
+            |l| l == "option name Start type combo default standard var standard var balanced"
+        ));
         assert!(
             lines.iter().any(|l| l == "option name Nodes type spin default 0 min 0 max 1000000000")
         );
@@ -322,5 +344,8 @@ mod tests {
         ));
         assert_eq!(o.set("Hash", None), Err(OptionError::MissingValue(OptionId::Hash)));
         assert!(matches!(o.set("Contempt", Some("0")), Err(OptionError::Unknown(_))));
+        o.set("start", Some("Balanced")).unwrap();
+        assert_eq!(o.start, Start::Balanced);
+        assert!(matches!(o.set("Start", Some("even")), Err(OptionError::InvalidValue { .. })));
     }
 }

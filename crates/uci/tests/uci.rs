@@ -682,3 +682,35 @@ fn run_reads_until_quit_or_end_of_input() {
     let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
     assert!(text.lines().any(|l| l.starts_with("bestmove ")), "{text}");
 }
+
+#[test]
+fn the_balanced_start_asks_for_whites_removal_and_plays_on_after_it() {
+    let mut h = Harness::new();
+    for variant in Variant::ALL {
+        // `Start balanced`: `position startpos` is the setup position; bestmove is a removal.
+        h.send("ucinewgame");
+        h.send(&format!("setoption name UCI_Variant value {}", variant.name()));
+        h.send("setoption name Start value balanced");
+        h.send("position startpos");
+        assert!(h.engine.position().is_setup_phase());
+        h.send("go nodes 64");
+        let (removal, lines) = h.bestmove();
+        h.assert_legal(&removal, &lines);
+        assert!(removal.starts_with('@') && removal.len() == 3, "{removal}");
+        // Moves after the removal, by keyword or by option.
+        h.send(&format!("position fen balanced moves {removal} e7e6"));
+        assert!(!h.engine.position().is_setup_phase());
+        assert_eq!(h.engine.position().turn(), atomzero_rules::Color::White);
+        h.send("go nodes 64");
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        h.send("setoption name Start value standard");
+        h.send("position startpos");
+        assert_eq!(*h.engine.position(), Position::new(variant));
+    }
+    // The keyword works whatever the option, and bad removals are reported.
+    h.send("position fen balanced moves @e4");
+    let errors = info_strings(&h.drain()).len();
+    assert!(errors >= 1, "an illegal removal is reported");
+    assert!(h.engine.position().is_setup_phase(), "the position before it is kept");
+}

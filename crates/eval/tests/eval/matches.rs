@@ -7,7 +7,7 @@ use atomzero_eval::{
     run_match,
 };
 use atomzero_mcts::{RandomEvaluator, UniformEvaluator};
-use atomzero_rules::Variant;
+use atomzero_rules::{Start, Variant};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -167,4 +167,107 @@ fn an_sprt_stops_the_match_early() {
     assert_eq!(result.sprt_verdict(), Some(atomzero_eval::Hypothesis::H1));
     assert!(result.games.len() < 100, "{} games", result.games.len());
     assert!(result.summary().contains("H1 was accepted"));
+}
+
+#[test]
+fn balanced_start_matches_count_each_players_removals_and_score_white_separately() {
+    for variant in Variant::ALL {
+        let config = MatchConfig {
+            games: 20,
+            variant,
+            start: Start::Balanced,
+            max_plies: 120,
+            seed: 9,
+            concurrency: 2,
+            ..Default::default()
+        };
+        let result = play(&PlayerSpec::greedy(), &PlayerSpec::random(), &config);
+        assert_pgn_round_trips(&result);
+        for game in &result.games {
+            assert!(game.opening.is_setup_phase(), "{variant}");
+            let removal = game.removal().expect("every game starts with White's removal");
+            // Random openings: four random plies follow the removal, the same in both games
+            // of a pair when both Whites removed the same pawn.
+            let other = &result.games[game.index ^ 1];
+            if other.removal() == Some(removal) && game.moves.len() > 5 && other.moves.len() > 5 {
+                assert_eq!(game.moves[..5], other.moves[..5], "{variant} game {}", game.index);
+            }
+        }
+        // Greedy removes one of Black's pawns (material), random any pawn.
+        let greedy = result.removals(true);
+        assert_eq!(greedy.iter().map(|(_, n)| n).sum::<usize>(), 10);
+        assert!(greedy.iter().all(|(sq, _)| sq.rank().index() == 6), "{variant}: {greedy:?}");
+        assert_eq!(result.removals(false).iter().map(|(_, n)| n).sum::<usize>(), 10);
+        // White's record is the first player's with colours accounted for.
+        let white = result.white_wdl();
+        assert_eq!(white.games(), 20);
+        let first_as_white = result.games.iter().filter(|g| g.first_is_white);
+        let first_white_wins =
+            first_as_white.filter(|g| g.winner == Some(atomzero_rules::Color::White)).count();
+        assert!(white.wins as usize >= first_white_wins);
+        let report = result.colour_report();
+        assert!(report.starts_with("White: "), "{report}");
+        assert!(report.contains("Removals by greedy as White (10 games): "), "{report}");
+        assert!(report.contains("Removals by random as White (10 games): "), "{report}");
+    }
+    // A book cannot be combined with the Balanced start.
+    let config = MatchConfig {
+        games: 2,
+        start: Start::Balanced,
+        openings: Openings::Book(vec![atomzero_rules::Position::new(Variant::Atomic)]),
+        ..Default::default()
+    };
+    let err = run_match(&PlayerSpec::random(), &PlayerSpec::random(), &config, &mut |_| {});
+    assert!(err.unwrap_err().to_string().contains("cannot be used with the balanced start"));
+}
+
+#[test]
+fn the_colour_report_of_a_standard_match_gives_whites_score_with_its_interval() {
+    let config = MatchConfig { games: 10, max_plies: 200, seed: 3, ..Default::default() };
+    let result = play(&PlayerSpec::random(), &PlayerSpec::random(), &config);
+    let white = result.white_wdl();
+    let (score, half) = result.white_score_interval();
+    assert!((score - white.score()).abs() < 1e-12 && half > 0.0 && half < 0.6);
+    let report = result.colour_report();
+    assert!(report.starts_with(&format!("White: {:.1}% +/- ", score * 100.0)), "{report}");
+    assert!(report.ends_with("over 10 games"), "no removals off the Balanced start: {report}");
+}
+
+#[test]
+fn whites_interval_comes_from_the_pairs_not_from_games_taken_as_independent() {
+    // Four pairs whose two games are the same game (equal deterministic players): White wins
+    // both games of two pairs and loses both of the other two.
+    let game = |index: usize, winner: atomzero_rules::Color| atomzero_eval::GameRecord {
+        index,
+        white: "a".into(),
+        black: "b".into(),
+        first_is_white: index.is_multiple_of(2),
+        opening: atomzero_rules::Position::new(Variant::Atomic),
+        from_book: false,
+        moves: Vec::new(),
+        winner: Some(winner),
+        end: GameEnd::MaxPlies,
+    };
+    use atomzero_rules::Color::{Black, White};
+    let winners = [White, White, White, White, Black, Black, Black, Black];
+    let result = MatchResult {
+        first: "a".into(),
+        second: "b".into(),
+        variant: Variant::Atomic,
+        event: "test".into(),
+        games: winners.iter().enumerate().map(|(i, &w)| game(i, w)).collect(),
+        wdl: Default::default(),
+        pentanomial: Default::default(),
+        sprt: None,
+        interrupted: false,
+    };
+    let (score, half) = result.white_score_interval();
+    assert_eq!(score, 0.5);
+    // Pair means 1, 1, 0, 0: variance 1/3 over 4 pairs.
+    let expected = 1.959_964 * (1.0f64 / 3.0 / 4.0).sqrt();
+    assert!((half - expected).abs() < 1e-4, "{half} vs {expected}");
+    // Taken as 8 independent games the interval would be narrower (0.35): the pairs count.
+    let (_, per_game) = result.white_wdl().score_interval();
+    assert!(per_game < 0.35 && half > 0.56, "{per_game} {half}");
+    assert!(result.colour_report().starts_with("White: 50.0% +/- 56.6% (+4 =0 -4)"));
 }

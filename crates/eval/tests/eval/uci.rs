@@ -6,7 +6,7 @@ use crate::common::assert_pgn_round_trips;
 use atomzero_eval::{
     GameEnd, MatchConfig, MatchError, MatchResult, NoModels, PlayerError, PlayerSpec, run_match,
 };
-use atomzero_rules::{Color, Variant};
+use atomzero_rules::{Color, Start, Variant};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -143,4 +143,29 @@ fn an_engine_that_cannot_start_or_play_the_variant_stops_the_match_before_it_beg
     let err = run_match(&chess_only, &PlayerSpec::random(), &config, &mut |_| {}).unwrap_err();
     assert!(matches!(err, MatchError::Player { error: PlayerError::Protocol(_), .. }), "{err}");
     assert!(err.to_string().contains("does not support variant atomic"), "{err}");
+}
+
+#[test]
+fn only_an_engine_offering_the_balanced_start_plays_it() {
+    let config = MatchConfig {
+        games: 2,
+        start: Start::Balanced,
+        max_plies: 40,
+        seed: 4,
+        ..Default::default()
+    };
+    // The fake engine with a `Start` option removes a pawn as White (`bestmove @e2`-style)
+    // and plays on as Black after the random player's removal.
+    let balanced = engine("balanced", ",nodes=5");
+    let result = run_match(&balanced, &PlayerSpec::random(), &config, &mut |_| {}).unwrap();
+    for game in &result.games {
+        assert!(!matches!(game.end, GameEnd::Forfeit { .. }), "{}", game.finished_line());
+        assert!(game.removal().is_some(), "{}", game.finished_line());
+    }
+    assert_pgn_round_trips(&result);
+    // Without it (Fairy-Stockfish has none), the match is refused before it begins.
+    let plain = engine("mode=good", ",nodes=5");
+    let err = run_match(&plain, &PlayerSpec::random(), &config, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, MatchError::Player { .. }));
+    assert!(err.to_string().contains("cannot play the Balanced start"), "{err}");
 }

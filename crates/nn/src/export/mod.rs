@@ -26,7 +26,7 @@ pub mod onnx;
 
 use std::fmt;
 
-use atomzero_encoding::{ENCODING_VERSION, Encoder, POLICY_PLANES, POLICY_SIZE};
+use atomzero_encoding::{ENCODING_VERSION, Encoder, POLICY_PLANES, POLICY_SIZE, REMOVAL_PLANE};
 use atomzero_rules::Variant;
 use burn::module::Module;
 use burn::nn::conv::Conv2d;
@@ -291,7 +291,10 @@ pub fn input_encoding(encoder: Encoder) -> String {
         "13: all 1 if it occurred twice or more before".to_string(),
         "14: the side to move's rooks that may still castle (1 on their squares)".to_string(),
         "15: the opponent's rooks that may still castle".to_string(),
-        "16: the en-passant target square, only when an en-passant capture is legal".to_string(),
+        "16: the en-passant target square, only when an en-passant capture is legal; in the \
+         setup phase of the Balanced start (White to remove a pawn) the squares of the 16 \
+         pawns instead"
+            .to_string(),
         "17: the half-move clock / 100 (capped at 1) on every square".to_string(),
         "18: all 1".to_string(),
     ];
@@ -326,6 +329,8 @@ pub fn policy_layout() -> String {
          64-72: under-promotions, plane = 64 + 3 * piece + direction, piece knight, bishop, \
          rook; direction capture towards file - 1, straight, capture towards file + 1\n\
          castling is the king moving onto its own rook (a horizontal queen-like move)\n\
+         the Balanced start's removal of a pawn (its setup phase, where only removals are \
+         legal) is plane {REMOVAL_PLANE} (S, distance 1) at the pawn's square\n\
          mask to the legal moves and softmax over them for move probabilities"
     )
 }

@@ -60,10 +60,14 @@ pub fn chess960_fen(n: usize) -> String {
     format!("{black}/pppppppp/8/8/8/8/PPPPPPPP/{white} w KQkq - 0 1")
 }
 
-/// A position from a FEN in a given castling mode.
+/// A position from a FEN (or `balanced`, the Balanced start's setup position) in a given
+/// castling mode.
 pub fn position(fen: &str, variant: Variant, mode: CastlingMode) -> Position {
-    let setup = Setup::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
-    Position::from_setup(setup, variant, mode).unwrap_or_else(|e| panic!("{fen}: {e}"))
+    if fen.trim() != atomzero_rules::BALANCED_FEN {
+        // Also checks that the FEN parses as a Setup (the CLI reads suites this way).
+        Setup::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
+    }
+    Position::from_fen_with_mode(fen, variant, mode).unwrap_or_else(|e| panic!("{fen}: {e}"))
 }
 
 /// Plays a random game of at most `max_plies` plies and returns every position reached

@@ -1,0 +1,307 @@
+//! The forward pass for small batches ([`takes_small_path`]: the UCI engine's first rounds,
+//! match and gate players' batches of 8), where the main path's layout has too few positions
+//! to fill a vector. Activations are channel-inner, `[nb][64][C]` (position,
+//! square, channel), so every transform and epilogue runs over channels as lanes, and each 3×3
+//! convolution is Winograd F(4×4, 3×3) with its 36 products turned around,
+//! `Mᵀ[ξ] = V[ξ] · Uᵀ[ξ]` (`[4·nb × C_in] · [C_in × C_out]`): the few tile rows are the
+//! broadcast side, the weights the vector side (`gemm::gemm_rm`, nothing packed per call).
+//!
+//! ```text
+//! input [nb, planes, 64] → [nb][64][planes]
+//! stem, tower, policy conv   Winograd as above, bias (batch norm folded), ReLU / SE / residual
+//! policy    1×1: [nb·64][F] · [F][73] + b   → [nb, 4672] (index plane · 64 + square)
+//! value     1×1: [nb·64][F] · [F][C] + b, ReLU → [nb][C·64] (Burn's flattening) → linear,
+//!           ReLU → linear → [nb, 3]
+//! ```
+
+use atomzero_encoding::{POLICY_PLANES, POLICY_SIZE};
+
+use crate::gemm::gemm_rm;
+use crate::weights::{ConvWeights, DenseWeights, NetWeights};
+use crate::winograd::{
+    Epilogue, TILE_POINTS, TILES, input_transform_rows, output_transform_rows, transform_weights,
+};
+
+/// Whether a chunk of `nb` positions of a net with `filters` channels takes this path.
+/// Measured on a 2-core AVX-512 EPYC (crate README): up to 96 filters it beats the main path
+/// and the direct convolution at 1 to 16 positions (2.3–3.1× at 1 position); wider nets'
+/// Winograd weights (36 · F² floats a convolution) are used by too few tiles to stay cheap, and
+/// there it wins only at 2 to 4 positions.
+pub fn takes_small_path(nb: usize, filters: usize) -> bool {
+    if filters <= 96 { (1..=16).contains(&nb) } else { (2..=4).contains(&nb) }
+}
+
+/// A 3×3 convolution: `Uᵀ[ξ]` (`c_in × c_out` each, row-major) and the bias.
+#[derive(Clone, Debug)]
+struct Conv3 {
+    c_in: usize,
+    c_out: usize,
+    ut: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl Conv3 {
+    fn new(w: &ConvWeights) -> Conv3 {
+        let u = transform_weights(&w.weight, w.c_out, w.c_in); // [36][c_out][c_in]
+        let mut ut = vec![0.0f32; u.len()];
+        let per = w.c_out * w.c_in;
+        for xi in 0..TILE_POINTS {
+            for o in 0..w.c_out {
+                for i in 0..w.c_in {
+                    ut[xi * per + i * w.c_out + o] = u[xi * per + o * w.c_in + i];
+                }
+            }
+        }
+        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone() }
+    }
+
+    /// `input [nb][64][c_in]` → `out [nb][64][c_out]` through `epilogue` (the residual's skip
+    /// input read from `out`).
+    fn forward(
+        &self,
+        input: &[f32],
+        nb: usize,
+        epilogue: Epilogue,
+        out: &mut [f32],
+        s: &mut Scratch,
+    ) {
+        let rows = TILES * nb;
+        let v = sized(&mut s.v, TILE_POINTS * rows * self.c_in);
+        input_transform_rows(input, self.c_in, nb, v);
+        let m = sized(&mut s.m, TILE_POINTS * rows * self.c_out);
+        let (a_len, b_len, c_len) = (rows * self.c_in, self.c_in * self.c_out, rows * self.c_out);
+        for xi in 0..TILE_POINTS {
+            gemm_rm(
+                &v[xi * a_len..(xi + 1) * a_len],
+                rows,
+                self.c_in,
+                &self.ut[xi * b_len..(xi + 1) * b_len],
+                self.c_out,
+                &mut m[xi * c_len..(xi + 1) * c_len],
+            );
+        }
+        output_transform_rows(m, self.c_out, nb, &self.bias, epilogue, out);
+    }
+}
+
+/// `out [rows][d_out] = input [rows][d_in] · w [d_in][d_out] + bias`, ReLU if `relu`: a 1×1
+/// convolution (weights transposed at load) or a linear layer (Burn's layout as it is).
+#[derive(Clone, Debug)]
+struct Linear {
+    d_in: usize,
+    d_out: usize,
+    w: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl Linear {
+    /// A 1×1 convolution `[c_out][c_in]`.
+    fn conv1x1(w: &ConvWeights) -> Linear {
+        let mut t = vec![0.0f32; w.c_in * w.c_out];
+        for o in 0..w.c_out {
+            for i in 0..w.c_in {
+                t[i * w.c_out + o] = w.weight[o * w.c_in + i];
+            }
+        }
+        Linear { d_in: w.c_in, d_out: w.c_out, w: t, bias: w.bias.clone() }
+    }
+
+    fn dense(w: &DenseWeights) -> Linear {
+        Linear { d_in: w.d_in, d_out: w.d_out, w: w.weight.clone(), bias: w.bias.clone() }
+    }
+
+    fn forward(&self, input: &[f32], rows: usize, relu: bool, out: &mut [f32]) {
+        let out = &mut out[..rows * self.d_out];
+        gemm_rm(input, rows, self.d_in, &self.w, self.d_out, out);
+        for row in out.chunks_exact_mut(self.d_out) {
+            for (v, &b) in row.iter_mut().zip(&self.bias) {
+                *v = if relu { (*v + b).max(0.0) } else { *v + b };
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Block {
+    first: Conv3,
+    second: Conv3,
+    se: Option<(Linear, Linear)>,
+}
+
+/// The net's weights laid out for the small-batch path.
+#[derive(Clone, Debug)]
+pub(crate) struct SmallNet {
+    stem: Conv3,
+    tower: Vec<Block>,
+    policy_conv: Conv3,
+    policy_out: Linear,
+    value_conv: Linear,
+    value_hidden: Linear,
+    value_out: Linear,
+}
+
+/// Scratch of the convolutions.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    v: Vec<f32>,
+    m: Vec<f32>,
+}
+
+/// Buffers of the small-batch path (part of a `Workspace`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SmallWorkspace {
+    input: Vec<f32>,
+    x: Vec<f32>,
+    h: Vec<f32>,
+    scratch: Scratch,
+    logits: Vec<f32>,
+    value: Vec<f32>,
+    features: Vec<f32>,
+    hidden: Vec<f32>,
+    out: Vec<f32>,
+    pooled: Vec<f32>,
+    excited: Vec<f32>,
+}
+
+fn sized(buffer: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if buffer.len() < len {
+        buffer.resize(len, 0.0);
+    }
+    &mut buffer[..len]
+}
+
+impl SmallNet {
+    pub(crate) fn new(w: &NetWeights) -> SmallNet {
+        SmallNet {
+            stem: Conv3::new(&w.stem),
+            tower: w
+                .tower
+                .iter()
+                .map(|b| Block {
+                    first: Conv3::new(&b.first),
+                    second: Conv3::new(&b.second),
+                    se: b
+                        .se
+                        .as_ref()
+                        .map(|se| (Linear::dense(&se.squeeze), Linear::dense(&se.excite))),
+                })
+                .collect(),
+            policy_conv: Conv3::new(&w.policy_conv),
+            policy_out: Linear::conv1x1(&w.policy_out),
+            value_conv: Linear::conv1x1(&w.value_conv),
+            value_hidden: Linear::dense(&w.value_hidden),
+            value_out: Linear::dense(&w.value_out),
+        }
+    }
+
+    /// Forward pass of `nb` positions `input [nb][planes][64]` into `policy [nb][4672]` and
+    /// `wdl [nb][3]` (logits).
+    pub(crate) fn forward(
+        &self,
+        input: &[f32],
+        planes: usize,
+        nb: usize,
+        ws: &mut SmallWorkspace,
+        policy: &mut [f32],
+        wdl: &mut [f32],
+    ) {
+        let filters = self.stem.c_out;
+        let SmallWorkspace {
+            input: input_t,
+            x,
+            h,
+            scratch,
+            logits,
+            value,
+            features,
+            hidden,
+            out,
+            pooled,
+            excited,
+        } = ws;
+        // [nb][planes][64] → [nb][64][planes].
+        let input_t = sized(input_t, nb * 64 * planes);
+        for b in 0..nb {
+            let src = &input[b * planes * 64..(b + 1) * planes * 64];
+            let dst = &mut input_t[b * 64 * planes..(b + 1) * 64 * planes];
+            for p in 0..planes {
+                for sq in 0..64 {
+                    dst[sq * planes + p] = src[p * 64 + sq];
+                }
+            }
+        }
+        let len = nb * 64 * filters;
+        let (x, h) = (sized(x, len), sized(h, len));
+        self.stem.forward(input_t, nb, Epilogue::Relu, x, scratch);
+        for block in &self.tower {
+            block.first.forward(x, nb, Epilogue::Relu, h, scratch);
+            match &block.se {
+                None => block.second.forward(h, nb, Epilogue::ResidualRelu, x, scratch),
+                Some((squeeze, excite)) => {
+                    // y into `out`, then x = relu(y · sigmoid(g) + b + x).
+                    let y = sized(out, len);
+                    block.second.forward(h, nb, Epilogue::Linear, y, scratch);
+                    let pooled = sized(pooled, nb * filters);
+                    for (sums, board) in
+                        pooled.chunks_exact_mut(filters).zip(y.chunks_exact(64 * filters))
+                    {
+                        sums.fill(0.0);
+                        for row in board.chunks_exact(filters) {
+                            for (s, &v) in sums.iter_mut().zip(row) {
+                                *s += v;
+                            }
+                        }
+                        sums.iter_mut().for_each(|s| *s /= 64.0);
+                    }
+                    let hid = sized(hidden, nb * squeeze.d_out);
+                    squeeze.forward(pooled, nb, true, hid);
+                    let ex = sized(excited, nb * 2 * filters);
+                    excite.forward(hid, nb, false, ex);
+                    for ((xb, yb), eb) in x
+                        .chunks_exact_mut(64 * filters)
+                        .zip(y.chunks_exact(64 * filters))
+                        .zip(ex.chunks_exact_mut(2 * filters))
+                    {
+                        let (gates, shifts) = eb.split_at_mut(filters);
+                        gates.iter_mut().for_each(|g| *g = 1.0 / (1.0 + (-*g).exp()));
+                        for (xr, yr) in xb.chunks_exact_mut(filters).zip(yb.chunks_exact(filters)) {
+                            for c in 0..filters {
+                                xr[c] = (yr[c] * gates[c] + shifts[c] + xr[c]).max(0.0);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // Policy head.
+        self.policy_conv.forward(x, nb, Epilogue::Relu, h, scratch);
+        let logits = sized(logits, nb * 64 * POLICY_PLANES);
+        self.policy_out.forward(h, nb * 64, false, logits);
+        for b in 0..nb {
+            let dst = &mut policy[b * POLICY_SIZE..(b + 1) * POLICY_SIZE];
+            let src = &logits[b * 64 * POLICY_PLANES..(b + 1) * 64 * POLICY_PLANES];
+            for sq in 0..64 {
+                for p in 0..POLICY_PLANES {
+                    dst[p * 64 + sq] = src[sq * POLICY_PLANES + p];
+                }
+            }
+        }
+
+        // Value head: Burn flattens the 1×1 convolution's [C, 8, 8] as c · 64 + square.
+        let channels = self.value_conv.d_out;
+        let value = sized(value, nb * 64 * channels);
+        self.value_conv.forward(x, nb * 64, true, value);
+        let features = sized(features, nb * channels * 64);
+        for b in 0..nb {
+            for sq in 0..64 {
+                for c in 0..channels {
+                    features[(b * channels + c) * 64 + sq] = value[(b * 64 + sq) * channels + c];
+                }
+            }
+        }
+        let hid = sized(hidden, nb * self.value_hidden.d_out);
+        self.value_hidden.forward(features, nb, true, hid);
+        self.value_out.forward(hid, nb, false, &mut wdl[..nb * 3]);
+    }
+}
