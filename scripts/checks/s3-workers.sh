@@ -16,7 +16,9 @@
 # Usage: bash scripts/checks/s3-workers.sh   (also run by scripts/test.sh)
 set -euo pipefail
 source "$(dirname "$0")/../check-common.sh"
-python_or_skip s3-workers "moto[server], boto3"
+# Its own venv and requirements: the S3 server needs none of the other checks' packages.
+ATOMZERO_VENV="${ATOMZERO_S3_VENV:-$HOME/.cache/atomzero/venv-s3}" \
+  python_or_skip s3-workers "moto[server], boto3" scripts/requirements-s3.txt
 
 cargo build --release --locked -p atomzero --quiet
 bin="$CARGO_TARGET_DIR/release/atomzero"

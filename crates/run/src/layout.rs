@@ -274,9 +274,16 @@ pub(crate) fn write_local(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).map_err(io(path))
 }
 
-/// Removes temporary files a killed process left in a local run (`.name.*.tmp`): never read,
-/// safe to remove.
+/// Removes temporary files a killed process left in a local run (`.name.*.tmp`, never read)
+/// that are more than a minute old: a younger one may be a worker's write in progress.
 pub fn remove_stale_temporaries(root: &Path) {
+    let stale = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(60))
+    };
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
@@ -285,7 +292,7 @@ pub fn remove_stale_temporaries(root: &Path) {
             let name = entry.file_name().to_string_lossy().into_owned();
             if path.is_dir() {
                 stack.push(path);
-            } else if name.starts_with('.') && name.ends_with(".tmp") {
+            } else if name.starts_with('.') && name.ends_with(".tmp") && stale(&path) {
                 let _ = std::fs::remove_file(&path);
             }
         }

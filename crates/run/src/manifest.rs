@@ -46,6 +46,10 @@ pub struct ShardEntry {
     pub draws: usize,
     /// See `white_wins`.
     pub black_wins: usize,
+    /// Games from the Balanced start by the square of White's removal (index a1 = 0; empty,
+    /// and absent from the file, without such games).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removals: Vec<usize>,
 }
 
 impl Manifest {

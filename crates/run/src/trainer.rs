@@ -106,7 +106,7 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         }
     }
     if !dir.is_remote() {
-        // A mirror may be shared with workers on this machine: their temporaries are live.
+        // Workers sharing the directory may be writing theirs now: only old ones go.
         layout::remove_stale_temporaries(&root);
     }
     if let Some(text) = &options.new_run_config {
@@ -397,7 +397,8 @@ impl Generations<'_> {
             let path = self.dir.fetch_network(&model_key(&best), false)?;
             let model = models::load(&path.display().to_string(), 0, self.config.device()?)
                 .map_err(RunError::Network)?;
-            let openings = Openings::random(self.config.start()?, self.config.selfplay.random_opening_plies);
+            let openings =
+                Openings::random(self.config.start()?, self.config.selfplay.random_opening_plies);
             let mut sequence = self
                 .local_shards(generation)?
                 .iter()
@@ -573,6 +574,7 @@ impl Generations<'_> {
             tally.white_wins += s.white_wins;
             tally.draws += s.draws;
             tally.black_wins += s.black_wins;
+            tally.merge(&Tally { removals: s.removals.clone(), ..Tally::default() });
         }
         report.selfplay_secs = manifest.wait_secs;
         report.workers = Some(
@@ -600,6 +602,7 @@ impl Generations<'_> {
                     white_wins: tally.white_wins,
                     draws: tally.draws,
                     black_wins: tally.black_wins,
+                    removals: tally.removals,
                 }))
             }
             Err(e @ RunError::Corrupt { .. }) => Ok(Err(e.to_string())),
