@@ -121,6 +121,14 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         }
     }
     dir.claim_mirror()?;
+    if dir.is_remote() {
+        // The mirror (emptied if it held another run) gets the same directories: libraries
+        // write networks, checkpoints and event files there before they are uploaded.
+        for sub in layout::LOCAL_DIRS {
+            let path = root.join(sub);
+            std::fs::create_dir_all(&path).map_err(io(&path))?;
+        }
+    }
     let (state, state_version) = match load_state(dir.store())? {
         Some((state, version)) => (state, Some(version)),
         None => (RunState::new(), None),

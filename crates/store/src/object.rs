@@ -4,7 +4,9 @@
 //!
 //! - `object_store`'s own retries are switched off so that every failed attempt reaches
 //!   [`Store`](crate::Store)'s retry loop, which reports it and knows when a write's outcome
-//!   is unknown. Requests time out after 60 s (connecting after 10 s).
+//!   is unknown. Requests time out after 60 s (connecting after 10 s), set as configuration
+//!   keys on top of the environment's (replacing the builder's `ClientOptions` would drop
+//!   `AWS_ALLOW_HTTP` and the other client settings read from the environment).
 //! - Conditional writes: `Create` is `If-None-Match: *`, `Replace` is `If-Match: <ETag>`
 //!   (S3 since 2024, and the S3-compatible servers that follow it; `object_store`'s default
 //!   `aws_conditional_put = etag`).
@@ -13,12 +15,13 @@
 
 use crate::{Backend, BackendError, Entry, Object, PutMode, StoreError, Version};
 use futures_util::TryStreamExt;
+use object_store::client::HttpErrorKind;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    ClientOptions, ObjectStore, ObjectStoreExt, PutOptions, PutPayload, RetryConfig, UpdateVersion,
+    ClientConfigKey, ObjectStore, ObjectStoreExt, PutOptions, PutPayload, RetryConfig,
+    UpdateVersion,
 };
 use std::path::Path;
-use std::time::Duration;
 
 /// Objects under a prefix of a bucket.
 pub struct ObjectBackend {
@@ -34,14 +37,13 @@ impl std::fmt::Debug for ObjectBackend {
     }
 }
 
-/// The client settings for every provider: no retries inside `object_store` (the store's own
-/// loop retries and reports), bounded request times.
-fn client_options() -> (ClientOptions, RetryConfig) {
-    let client = ClientOptions::new()
-        .with_timeout(Duration::from_secs(60))
-        .with_connect_timeout(Duration::from_secs(10));
-    let retry = RetryConfig { max_retries: 0, ..RetryConfig::default() };
-    (client, retry)
+/// The client settings for every provider, as configuration keys: bounded request times.
+const CLIENT_SETTINGS: [(ClientConfigKey, &str); 2] =
+    [(ClientConfigKey::Timeout, "60s"), (ClientConfigKey::ConnectTimeout, "10s")];
+
+/// No retries inside `object_store`: the store's own loop retries and reports.
+fn no_retries() -> RetryConfig {
+    RetryConfig { max_retries: 0, ..RetryConfig::default() }
 }
 
 impl ObjectBackend {
@@ -52,33 +54,35 @@ impl ObjectBackend {
         // one installed and changes nothing).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let parsed = url::Url::parse(url).map_err(|e| fail(e.to_string()))?;
-        let (client, retry) = client_options();
         let scheme = parsed.scheme();
         let store: Box<dyn ObjectStore> = match scheme {
-            "s3" | "s3a" => Box::new(
-                object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(url)
-                    .with_client_options(client)
-                    .with_retry(retry)
-                    .build()
-                    .map_err(|e| fail(e.to_string()))?,
-            ),
-            "gs" => Box::new(
-                object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(url)
-                    .with_client_options(client)
-                    .with_retry(retry)
-                    .build()
-                    .map_err(|e| fail(e.to_string()))?,
-            ),
-            "az" | "adl" | "azure" | "abfs" | "abfss" => Box::new(
-                object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(url)
-                    .with_client_options(client)
-                    .with_retry(retry)
-                    .build()
-                    .map_err(|e| fail(e.to_string()))?,
-            ),
+            "s3" | "s3a" => {
+                use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+                let mut builder =
+                    AmazonS3Builder::from_env().with_url(url).with_retry(no_retries());
+                for (key, value) in CLIENT_SETTINGS {
+                    builder = builder.with_config(AmazonS3ConfigKey::Client(key), value);
+                }
+                Box::new(builder.build().map_err(|e| fail(e.to_string()))?)
+            }
+            "gs" => {
+                use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+                let mut builder =
+                    GoogleCloudStorageBuilder::from_env().with_url(url).with_retry(no_retries());
+                for (key, value) in CLIENT_SETTINGS {
+                    builder = builder.with_config(GoogleConfigKey::Client(key), value);
+                }
+                Box::new(builder.build().map_err(|e| fail(e.to_string()))?)
+            }
+            "az" | "adl" | "azure" | "abfs" | "abfss" => {
+                use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+                let mut builder =
+                    MicrosoftAzureBuilder::from_env().with_url(url).with_retry(no_retries());
+                for (key, value) in CLIENT_SETTINGS {
+                    builder = builder.with_config(AzureConfigKey::Client(key), value);
+                }
+                Box::new(builder.build().map_err(|e| fail(e.to_string()))?)
+            }
             other => {
                 return Err(fail(format!(
                     "unknown scheme '{other}' (use a directory, file://, s3://, gs:// or az://)"
@@ -134,12 +138,14 @@ fn classify(error: object_store::Error) -> BackendError {
     }
 }
 
-/// True if the chain of `error` holds a transport failure (connection, timeout, body).
+/// True if the chain of `error` holds a transport failure that may pass (connecting, sending,
+/// a timeout, an interrupted or undecodable body); not a request that could not be built
+/// (e.g. an `http://` endpoint without `AWS_ALLOW_HTTP=true`), which fails the same way again.
 fn has_transport_error(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = current {
-        if e.downcast_ref::<object_store::client::HttpError>().is_some() {
-            return true;
+        if let Some(http) = e.downcast_ref::<object_store::client::HttpError>() {
+            return !matches!(http.kind(), HttpErrorKind::Unknown);
         }
         current = e.source();
     }
