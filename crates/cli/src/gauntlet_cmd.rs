@@ -24,7 +24,7 @@ pub struct GauntletArgs {
     #[arg(long = "run", required = true, num_args = 1)]
     runs: Vec<PathBuf>,
     /// A rung of the ladder, weakest first (repeat). Default: random, greedy, fsf:depth=1,
-    /// alphabeta:depth=2, fsf:depth=2, fsf:depth=5 (without Fairy-Stockfish, built by
+    /// alphabeta:depth=2, fsf:depth=2, fsf:depth=5, fsf:depth=7 (without Fairy-Stockfish, built by
     /// scripts/fairy-stockfish.sh: the first three baselines). The first rung is the rating
     /// anchor (Elo 0).
     #[arg(long = "ladder", num_args = 1)]
@@ -60,15 +60,24 @@ pub struct GauntletArgs {
 }
 
 /// The default ladder, weakest first (as measured: fsf:depth=1 and alphabeta:depth=2 are
-/// within 50 Elo of each other, ~1150 above random; fsf:depth=2 ~1400 as our networks see it,
-/// docs/experiments.md; depth 3 plays depth 1 about evenly, depth 5 scores 75% against it):
-/// the built-in baselines with Fairy-Stockfish at depths 1, 2 and 5 if it is built (and the
-/// start is standard: Fairy-Stockfish cannot choose the Balanced start's removal).
+/// within 50 Elo of each other; depth 3 plays depth 1 about evenly, depth 5 scores 75% against
+/// it; the hour run's last network scored 68% against depth 5 and 50% against depth 7 at 128
+/// nodes, docs/experiments.md): the built-in baselines with Fairy-Stockfish at depths 1, 2, 5
+/// and 7 if it is built (and the start is standard: Fairy-Stockfish cannot choose the Balanced
+/// start's removal).
 fn default_ladder(start: atomzero_rules::Start) -> Vec<String> {
     let balanced = start == atomzero_rules::Start::Balanced;
     let fsf = atomzero_eval::spec::fairy_stockfish_path().is_some() && !balanced;
     let rungs: &[&str] = if fsf {
-        &["random", "greedy", "fsf:depth=1", "alphabeta:depth=2", "fsf:depth=2", "fsf:depth=5"]
+        &[
+            "random",
+            "greedy",
+            "fsf:depth=1",
+            "alphabeta:depth=2",
+            "fsf:depth=2",
+            "fsf:depth=5",
+            "fsf:depth=7",
+        ]
     } else {
         &["random", "greedy", "alphabeta:depth=2"]
     };

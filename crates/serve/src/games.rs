@@ -9,7 +9,7 @@
 
 use crate::rundir::{self, Entry};
 use atomzero_replay::{GameRecord, read_shard};
-use atomzero_rules::{Bitboard, CastlingMode, Color, Move, PgnGame, Position, read_pgn};
+use atomzero_rules::{Bitboard, CastlingMode, Color, Move, PgnGame, Position, Start, read_pgn};
 use serde::Serialize;
 use std::path::Path;
 
@@ -206,7 +206,20 @@ fn square_names(bb: Bitboard) -> Vec<String> {
 
 /// The from and to squares of a UCI move string.
 fn uci_squares(uci: &str) -> (String, String) {
+    // A removal of the Balanced start (`@e2`) is from and to the pawn's square.
+    if let Some(square) = uci.strip_prefix('@') {
+        return (square.to_string(), square.to_string());
+    }
     (uci.get(0..2).unwrap_or_default().to_string(), uci.get(2..4).unwrap_or_default().to_string())
+}
+
+/// A FEN the board can draw: the Balanced start's setup position (FEN keyword `balanced`) is
+/// drawn as the standard start, White to choose a pawn.
+pub fn board_fen(pos: &Position) -> String {
+    if pos.is_setup_phase() {
+        return Position::start(pos.variant(), Start::Standard).fen();
+    }
+    pos.fen()
 }
 
 /// One ply: `m` played in `pos` (which must allow it), with `search` attached.
@@ -217,7 +230,7 @@ pub fn ply_view(pos: &Position, m: Move, search: Option<SearchView>) -> (PlyView
     let explosion = square_names(explosion(pos, m));
     let mut next = *pos;
     next.play_unchecked(m);
-    (PlyView { uci, san, from, to, explosion, fen: next.fen(), search }, next)
+    (PlyView { uci, san, from, to, explosion, fen: board_fen(&next), search }, next)
 }
 
 /// A policy target over the legal moves of `pos`, normalised and largest first.
@@ -357,7 +370,7 @@ pub fn game_view(root: &Path, relative: &str, index: usize) -> Result<GameView, 
                 index,
                 header: shard_header(index, &model, record),
                 variant: record.variant.name().to_string(),
-                start_fen: start.fen(),
+                start_fen: board_fen(&start),
                 plies,
                 tags: Vec::new(),
             })
@@ -380,7 +393,7 @@ pub fn game_view(root: &Path, relative: &str, index: usize) -> Result<GameView, 
                 index,
                 header: pgn_header(index, entry),
                 variant: game.initial.variant().name().to_string(),
-                start_fen: game.initial.fen(),
+                start_fen: board_fen(&game.initial),
                 plies,
                 tags: game.tags.clone(),
             })
@@ -392,6 +405,21 @@ pub fn game_view(root: &Path, relative: &str, index: usize) -> Result<GameView, 
 mod tests {
     use super::*;
     use atomzero_rules::Variant;
+
+    #[test]
+    fn the_balanced_start_is_drawn_as_the_standard_board_and_a_removal_marks_its_square() {
+        let setup = Position::from_fen("balanced", Variant::Atomic).unwrap();
+        assert!(board_fen(&setup).starts_with("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w "));
+        let removal = *setup.legal_moves().iter().find(|m| setup.uci(**m) == "@d7").unwrap();
+        let (view, next) = ply_view(&setup, removal, None);
+        assert_eq!((view.from.as_str(), view.to.as_str()), ("d7", "d7"));
+        assert!(
+            view.fen.starts_with("rnbqkbnr/ppp1pppp/8/8/8/8/PPPPPPPP/RNBQKBNR b "),
+            "{}",
+            view.fen
+        );
+        assert_eq!(view.fen, next.fen());
+    }
     #[test]
     fn explosion_lists_the_centre_and_the_removed_pieces() {
         // White's knight takes on d7: the knight, the pawn on d7 and the non-pawns around blow

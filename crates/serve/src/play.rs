@@ -143,7 +143,7 @@ impl Session {
             nodes: self.nodes,
             human: color_name(self.human),
             variant: pos.variant().name(),
-            start_fen: self.game.initial().fen(),
+            start_fen: crate::games::board_fen(self.game.initial()),
             fen: pos.fen(),
             turn: color_name(pos.turn()),
             plies: self.plies.clone(),

@@ -11,7 +11,9 @@
 //! is left and subtracting the overhead keeps the clock positive in fast games such as 1+0.1:
 //! with 200 ms left and a 100 ms increment the engine thinks ~32 ms and gets 100 ms back.
 //!
-//! **`movetime t`**: `max(t − overhead, t / 2)`. With a clock too, the smaller budget wins.
+//! **`movetime t`**: `max(t − overhead, 0.9 · t)`: a fixed time a move has no clock to lose,
+//! so short move times are used nearly whole (Stockfish spends all of it); the overhead only
+//! trims long ones. With a clock too, the smaller budget wins.
 //!
 //! **Nodes**: `go nodes n` searches `n` playouts; `go depth d` (MCTS has no depth iterations)
 //! is a budget of `100 · d²` playouts; otherwise the `Nodes` option, when above 0, is the
@@ -107,7 +109,7 @@ pub fn clock_budget(
 /// The budget for `go movetime` (milliseconds; negative counts as 0).
 pub fn movetime_budget(movetime_ms: i64, overhead: Duration) -> Duration {
     let movetime = Duration::from_millis(movetime_ms.max(0) as u64);
-    movetime.saturating_sub(overhead).max(movetime / 2)
+    movetime.saturating_sub(overhead).max(movetime.mul_f64(0.9))
 }
 
 #[cfg(test)]
@@ -154,7 +156,9 @@ mod tests {
         let go = GoParams { movetime: Some(1000), depth: Some(5), ..GoParams::default() };
         let limits = SearchLimits::from_go(&go, Color::White, 800, OVERHEAD);
         assert_eq!((limits.nodes, limits.budget.map(ms)), (Some(2500), Some(950)));
-        assert_eq!(movetime_budget(60, OVERHEAD), Duration::from_millis(30));
+        // Short move times are used nearly whole (not halved by the 50 ms overhead).
+        assert_eq!(movetime_budget(60, OVERHEAD), Duration::from_millis(54));
+        assert_eq!(movetime_budget(100, OVERHEAD), Duration::from_millis(90));
         let go = GoParams { infinite: true, nodes: Some(5), ..GoParams::default() };
         let limits = SearchLimits::from_go(&go, Color::White, 0, OVERHEAD);
         assert_eq!(limits, SearchLimits { infinite: true, ..SearchLimits::default() });
