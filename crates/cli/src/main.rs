@@ -56,7 +56,7 @@ enum Command {
     Uci(uci_cmd::UciArgs),
     /// Export a network as ONNX or safetensors (+ JSON sidecar).
     Export(export_cmd::ExportArgs),
-    /// Throughput benchmarks (search, network).
+    /// Throughput benchmarks (search, network, a run location's ingest rate).
     Bench(bench_cmd::BenchArgs),
     /// A local web page over a run: dashboard, game viewer, play a network (live).
     Serve(serve_cmd::ServeArgs),
