@@ -22,7 +22,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -73,6 +73,20 @@ enum BenchWhat {
         #[arg(long)]
         quick: bool,
     },
+    /// A trainer's ingest rate from a run location: uploads `--shards` shards of `--games`
+    /// recorded games each under bench/ingest-*/, then lists, downloads and decodes them one
+    /// after the other as the trainer does while it waits for workers, and removes them.
+    Ingest {
+        /// The location (a directory, s3://bucket/prefix, ...; as `atomzero trainer --run`).
+        #[arg(long)]
+        run: String,
+        /// Shards to upload and ingest.
+        #[arg(long, default_value_t = 100)]
+        shards: usize,
+        /// Games per shard (configs/default.toml: 250).
+        #[arg(long, default_value_t = 250)]
+        games: usize,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -91,6 +105,7 @@ enum NetPreset {
 
 pub fn run(args: BenchArgs) -> Result<()> {
     match args.what {
+        BenchWhat::Ingest { run, shards, games } => bench_ingest(&run, shards, games),
         BenchWhat::Selfplay { trees, visits, leaves, moves, games, batching, config } => {
             bench_tree(trees, visits, leaves, moves)?;
             if games > 0 {
@@ -915,4 +930,60 @@ fn bench_selfplay_net(config: &Config, games: usize, batching: Batching) -> Resu
         100.0 * busy * speed
     );
     Ok(inside)
+}
+
+/// Uploads `shards` shards of `games` random games to `location`, then times listing,
+/// downloading and decoding them (and decoding alone, from memory), and removes them.
+fn bench_ingest(location: &str, shards: usize, games: usize) -> Result<()> {
+    use atomzero_replay::{ShardMeta, decode_shard, encode_shard};
+    use atomzero_store::PutMode;
+    let store = atomzero_store::open(location)?;
+    let meta = ShardMeta {
+        model: "bench".into(),
+        generation: 0,
+        created_unix: 0,
+        note: "atomzero bench ingest".into(),
+    };
+    let bytes = encode_shard(&meta, &random_games(games, 7));
+    let prefix = format!("bench/ingest-{}", atomzero_run::worker::worker_name(Some("b")));
+    let t = Instant::now();
+    for i in 0..shards {
+        store.put(&format!("{prefix}/{i:06}.shard"), &bytes, PutMode::Create)?;
+    }
+    let upload = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let listed = store.list(&format!("{prefix}/"))?;
+    let list = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let (mut n_games, mut n_bytes) = (0usize, 0usize);
+    for entry in &listed {
+        let object = store.get(&entry.key)?.ok_or_else(|| anyhow!("{} vanished", entry.key))?;
+        n_bytes += object.bytes.len();
+        n_games += decode_shard(&object.bytes, std::path::Path::new(&entry.key))?.1.len();
+    }
+    let ingest = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for _ in 0..listed.len() {
+        decode_shard(&bytes, std::path::Path::new("memory"))?;
+    }
+    let decode = t.elapsed().as_secs_f64();
+    for entry in &listed {
+        store.delete(&entry.key)?;
+    }
+    if listed.len() != shards || n_games != shards * games {
+        bail!("listed {} shards with {n_games} games, uploaded {shards} of {games}", listed.len());
+    }
+    let n = shards as f64;
+    println!(
+        "ingest from {location}: {shards} shards of {games} games ({:.1} KB each): upload {:.0} shards/s; \
+         list {:.3} s; fetch + decode {:.0} shards/s = {:.0} games/s = {:.1} MB/s (decode alone {:.0} shards/s)",
+        bytes.len() as f64 / 1e3,
+        n / upload.max(1e-9),
+        list,
+        n / ingest.max(1e-9),
+        n_games as f64 / ingest.max(1e-9),
+        n_bytes as f64 / 1e6 / ingest.max(1e-9),
+        n / decode.max(1e-9),
+    );
+    Ok(())
 }

@@ -4,16 +4,17 @@
 //! (by label) are not replayed, so a gauntlet can be stopped and re-run, or extended with more
 //! runs, rungs or networks.
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models::NetLoader;
-use crate::run_cmd::{TimelineLine, append_result_once, find_result, read_timeline};
 use anyhow::{Context, Result, anyhow, bail};
 use atomzero_eval::gauntlet::{Entrant, LadderPolicy, entrants_csv, series, spread, table};
 use atomzero_eval::{
     MatchConfig, NoModels, Openings, PlayerSpec, RatingOptions, ResultsLine, elo_chart_svg, rate,
     read_results, run_match,
 };
+use atomzero_run::records::{TimelineLine, append_result_once, find_result, read_timeline};
+use atomzero_store::Store;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -136,6 +137,8 @@ fn choose(
 struct Gauntlet {
     args: GauntletArgs,
     results: PathBuf,
+    /// The output directory as a store (`results.jsonl` in it).
+    out: Store,
     openings: Openings,
     variant: atomzero_rules::Variant,
     start: atomzero_rules::Start,
@@ -155,7 +158,7 @@ impl Gauntlet {
         if self.start != atomzero_rules::Start::Standard {
             label.push_str(&format!(" start={}", self.start));
         }
-        if let Some(line) = find_result(&self.results, &label)? {
+        if let Some(line) = find_result(&self.out, "results.jsonl", &label)? {
             return Ok(score(&line));
         }
         self.matches += 1;
@@ -176,7 +179,7 @@ impl Gauntlet {
             bail!("interrupted: finished matches are saved; run the same command to go on");
         }
         let line = ResultsLine::from_match(&result, Some(&label));
-        append_result_once(&self.results, &line)?;
+        append_result_once(&self.out, "results.jsonl", &line)?;
         let elo = result.wdl.elo();
         println!(
             "{} vs {}: +{} ={} -{} ({:.1}%), Elo {:+.0} ± {:.0}",
@@ -217,7 +220,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
             bail!("two runs are named {name}: give run directories with different names");
         }
         let config = Config::load(Some(&dir.join("config.toml")))?;
-        let timeline = read_timeline(dir)?;
+        let timeline = read_timeline(&atomzero_store::open(&dir.display().to_string())?)?;
         if timeline.is_empty() {
             bail!(
                 "{}: no timeline.jsonl (a run of this build writes one line per generation)",
@@ -272,6 +275,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
     );
     let mut gauntlet = Gauntlet {
         results: out.join("results.jsonl"),
+        out: atomzero_store::open(&out.display().to_string())?,
         openings,
         variant,
         start,

@@ -34,6 +34,12 @@ struct Cli {
 enum Command {
     /// The whole loop: self-play, train, gate, promote, evaluate; resumable (Ctrl-C, kill).
     Run(run_cmd::RunArgs),
+    /// The trainer of a run whose self-play is done by workers (`atomzero worker`), e.g. over
+    /// object storage: creates the run if new, trains, gates, promotes, evaluates.
+    Trainer(run_cmd::TrainerArgs),
+    /// A self-play worker: plays with the run's best network and uploads shards until the
+    /// trainer finishes the run.
+    Worker(run_cmd::WorkerArgs),
     /// Count move-tree leaves (perft) of a position, or check a perft suite file.
     Perft(perft_cmd::PerftArgs),
     /// Play games with a model and write them as replay shards (and PGN).
@@ -50,7 +56,7 @@ enum Command {
     Uci(uci_cmd::UciArgs),
     /// Export a network as ONNX or safetensors (+ JSON sidecar).
     Export(export_cmd::ExportArgs),
-    /// Throughput benchmarks (search, network).
+    /// Throughput benchmarks (search, network, a run location's ingest rate).
     Bench(bench_cmd::BenchArgs),
     /// A local web page over a run: dashboard, game viewer, play a network (live).
     Serve(serve_cmd::ServeArgs),
@@ -93,6 +99,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => run_cmd::run(args),
+        Command::Trainer(args) => run_cmd::trainer(args),
+        Command::Worker(args) => run_cmd::worker(args),
         Command::Perft(args) => perft_cmd::run(args),
         Command::Selfplay(args) => selfplay_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Train(args) => train_cmd::run(args).map(|()| ExitCode::SUCCESS),

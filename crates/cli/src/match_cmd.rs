@@ -1,7 +1,7 @@
 //! `atomzero match` and `atomzero gate`: games between players, cutechess-style output, then
 //! the colour balance (White's score ± 95%; on the Balanced start each player's removals).
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models::NetLoader;
 use anyhow::{Result, anyhow, bail};

@@ -1,72 +1,26 @@
-//! Turning a model spec (`random`, `uniform` or a network path) into an evaluator, and the
-//! network loader that the evaluator's `net:`/`policy:` players use. On `device = "cpu"` a
-//! network runs on atomzero-infer (our own CPU inference, checked against Burn in its tests);
-//! on `cuda`/`wgpu` on Burn.
+//! Model specs on the command line: `shipped` (the network in the binary) on top of what
+//! `atomzero_run::models` loads (`random`, `uniform`, a network path).
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use atomzero_eval::ModelLoader;
-use atomzero_infer::InferEvaluator;
-use atomzero_mcts::{Evaluator, RandomEvaluator, SearchConfig, UniformEvaluator};
-use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetEvaluator};
-use std::path::Path;
-use std::sync::Arc;
+use atomzero_mcts::SearchConfig;
+use atomzero_nn::DeviceKind;
+pub use atomzero_run::models::LoadedModel;
 
-/// A loaded evaluator and the encoder history it wants with each position.
-pub struct LoadedModel {
-    /// The evaluator.
-    pub evaluator: Arc<dyn Evaluator + Send + Sync>,
-    /// Earlier positions the network encodes.
-    pub history: usize,
-    /// A name for logs and shard metadata.
-    pub name: String,
-}
-
-/// Loads `spec`: `random` (seeded random priors and values: generation 0), `uniform` (equal
-/// priors, even value: pure MCTS on the rules), `shipped` (the network in the binary), or the path of a saved network (its `.json`
+/// Loads `spec`: `random`, `uniform`, `shipped` or the path of a saved network (its `.json`
 /// sidecar beside it), run on `device`.
 pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel> {
-    match spec {
-        "random" => Ok(LoadedModel {
-            evaluator: Arc::new(RandomEvaluator { seed }),
-            history: 0,
-            name: "random".into(),
-        }),
-        "uniform" => Ok(LoadedModel {
-            evaluator: Arc::new(UniformEvaluator),
-            history: 0,
-            name: "uniform".into(),
-        }),
-        crate::shipped::SPEC => load(&crate::shipped::path()?.to_string_lossy(), seed, device),
-        path => {
-            if !Path::new(path).exists() {
-                bail!("model '{path}' not found (expected a network file, 'random' or 'uniform')");
-            }
-            let name = Path::new(path)
-                .file_stem()
-                .map_or(path.to_string(), |s| s.to_string_lossy().into_owned());
-            let (evaluator, metadata): (Arc<dyn Evaluator + Send + Sync>, _) = match device {
-                // On the CPU, our own inference (atomzero-infer): 3-6x Burn flex at self-play
-                // batch sizes and single-threaded per call, so every worker keeps a core busy.
-                DeviceKind::Cpu => {
-                    let (evaluator, metadata) =
-                        InferEvaluator::load(Path::new(path)).map_err(|e| anyhow!("{e}"))?;
-                    (Arc::new(evaluator.with_name(name.clone())), metadata)
-                }
-                DeviceKind::Cuda | DeviceKind::Wgpu => {
-                    let device = device.device().map_err(|e| anyhow!("{e}"))?;
-                    let (net, metadata) =
-                        atomzero_nn::load(Path::new(path), &device).map_err(|e| anyhow!("{e}"))?;
-                    let evaluator =
-                        NetEvaluator::new(&net, &device, DEFAULT_MAX_BATCH).with_name(name.clone());
-                    (Arc::new(evaluator), metadata)
-                }
-            };
-            Ok(LoadedModel { evaluator, history: metadata.net.encoder.history, name })
-        }
-    }
+    let path;
+    let spec = if spec == crate::shipped::SPEC {
+        path = crate::shipped::path()?.to_string_lossy().into_owned();
+        path.as_str()
+    } else {
+        spec
+    };
+    atomzero_run::models::load(spec, seed, device).map_err(|e| anyhow!("{e}"))
 }
 
-/// Networks for `net:PATH` and `policy:PATH` players.
+/// Networks for `net:PATH` and `policy:PATH` players (`net:shipped` included).
 pub struct NetLoader {
     /// Backend for every loaded net.
     pub device: DeviceKind,
@@ -82,7 +36,7 @@ impl ModelLoader for NetLoader {
             crate::shipped::SPEC => crate::shipped::path().unwrap_or_default(),
             path => path.into(),
         };
-        let history = atomzero_nn::read_metadata(&path).map_or(0, |m| m.net.encoder.history);
-        SearchConfig { history, ..SearchConfig::default().without_noise() }
+        atomzero_run::models::NetLoader { device: self.device }
+            .search_config(&path.to_string_lossy())
     }
 }

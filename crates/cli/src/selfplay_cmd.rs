@@ -1,13 +1,13 @@
 //! `atomzero selfplay`: play games with a model and write them as replay shards (and PGN).
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models;
 use anyhow::{Context, Result};
 use atomzero_replay::window::{SHARD_EXTENSION, shard_file_name};
-use atomzero_replay::{EndReason, GameRecord, ShardMeta, write_shard};
-use atomzero_rules::Color;
-use atomzero_selfplay::{GameStats, Openings, SelfplayEvent, record_to_pgn};
+use atomzero_replay::{GameRecord, ShardMeta, write_shard};
+use atomzero_run::games::{PlayOptions, Tally, play_games};
+use atomzero_selfplay::{Openings, record_to_pgn};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -56,61 +56,8 @@ pub struct SelfplayArgs {
     threads: Option<usize>,
 }
 
-/// Totals over finished games, for the summary line and logs.
-#[derive(Debug, Default, Clone)]
-pub struct Tally {
-    pub games: usize,
-    pub plies: usize,
-    pub targets: usize,
-    pub white_wins: usize,
-    pub black_wins: usize,
-    pub draws: usize,
-    pub resignations: usize,
-    pub playthroughs_with_resign_point: usize,
-    pub false_resignations: usize,
-    pub evaluations: u64,
-    /// Games from the Balanced start by the square of White's removal (index a1 = 0).
-    pub removals: Vec<usize>,
-}
-
-impl Tally {
-    pub fn add(&mut self, record: &GameRecord, stats: &GameStats) {
-        self.games += 1;
-        self.plies += stats.plies;
-        self.targets += stats.targets;
-        self.evaluations += stats.evaluations;
-        match record.winner {
-            Some(Color::White) => self.white_wins += 1,
-            Some(Color::Black) => self.black_wins += 1,
-            None => self.draws += 1,
-        }
-        self.resignations += usize::from(record.reason == EndReason::Resignation);
-        self.playthroughs_with_resign_point +=
-            usize::from(record.resign_disabled && record.resign_point.is_some());
-        self.false_resignations += usize::from(stats.false_resignation);
-        if let Some(first) = record.moves.first().filter(|m| m.mv.is_removal()) {
-            self.removals.resize(64, 0);
-            self.removals[first.mv.from().index()] += 1;
-        }
-    }
-
-    /// The removals of Balanced-start games, most frequent first, at most `n` of them, e.g.
-    /// `e7 40, d7 31, f2 9` (empty without such games).
-    pub fn top_removals(&self, n: usize) -> String {
-        let mut counts: Vec<(usize, usize)> =
-            self.removals.iter().copied().enumerate().filter(|&(_, c)| c > 0).collect();
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let named: Vec<String> = counts
-            .iter()
-            .take(n)
-            .filter_map(|&(i, c)| Some(format!("{} {c}", atomzero_rules::Square::new(i as u8)?)))
-            .collect();
-        named.join(", ")
-    }
-}
-
 /// The next free shard sequence number of `generation` in `dir`.
-pub fn next_sequence(dir: &Path, generation: u64) -> u64 {
+fn next_sequence(dir: &Path, generation: u64) -> u64 {
     let prefix = format!("gen{generation:06}-");
     std::fs::read_dir(dir)
         .into_iter()
@@ -132,7 +79,7 @@ pub fn next_sequence(dir: &Path, generation: u64) -> u64 {
 /// Plays `n_games` and writes shards into `out`; returns the tally. Stops early (keeping every
 /// finished game) when `interrupted` is set.
 #[allow(clippy::too_many_arguments)]
-pub fn play_and_write(
+fn play_and_write(
     config: &Config,
     model: &models::LoadedModel,
     openings: &Openings,
@@ -144,76 +91,50 @@ pub fn play_and_write(
     interrupted: &AtomicBool,
     progress: &ProgressBar,
 ) -> Result<Tally> {
-    let variant = config.variant()?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut sequence = next_sequence(out, generation);
     let seed = config.seed
         ^ generation.wrapping_mul(0x2545_F491_4F6C_DD1D)
         ^ sequence.wrapping_mul(0x9E37_79B9);
-    let meta = |note: String| ShardMeta {
-        model: model.name.clone(),
-        generation,
-        created_unix: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        note,
-    };
-    let mut buffer: Vec<GameRecord> = Vec::new();
-    let mut tally = Tally::default();
-    let mut error: Option<anyhow::Error> = None;
     let start = Instant::now();
-    let flush = |buffer: &mut Vec<GameRecord>, sequence: &mut u64| -> Result<()> {
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        let path = out.join(shard_file_name(generation, *sequence));
-        write_shard(&path, &meta(format!("{} games", buffer.len())), buffer)?;
-        *sequence += 1;
-        buffer.clear();
+    let options = PlayOptions {
+        selfplay: &config.selfplay,
+        variant: config.variant()?,
+        openings,
+        games: n_games,
+        seed,
+        games_per_shard,
+        interrupted,
+    };
+    let sink = |games: &[GameRecord]| -> Result<()> {
+        let path = out.join(shard_file_name(generation, sequence));
+        let meta = ShardMeta {
+            model: model.name.clone(),
+            generation,
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            note: format!("{} games", games.len()),
+        };
+        write_shard(&path, &meta, games)?;
+        sequence += 1;
         Ok(())
     };
-    atomzero_selfplay::run(
-        model.evaluator.as_ref(),
-        &config.selfplay,
-        variant,
-        openings,
-        n_games,
-        model.history,
-        seed,
-        |event| {
-            if let SelfplayEvent::Game(record, stats) = event {
-                tally.add(&record, &stats);
-                if let Some(pgn_path) = pgn
-                    && let Some(mut game) = record_to_pgn(&record)
-                {
-                    game.set_tag("Event", "atomzero self-play");
-                    game.set_tag("White", &model.name);
-                    game.set_tag("Black", &model.name);
-                    if let Err(e) = fsutil::append(pgn_path, &game.write()) {
-                        error = Some(e);
-                        return false;
-                    }
-                }
-                buffer.push(*record);
-                if buffer.len() >= games_per_shard
-                    && let Err(e) = flush(&mut buffer, &mut sequence)
-                {
-                    error = Some(e);
-                    return false;
-                }
-                progress.inc(1);
-                let secs = start.elapsed().as_secs_f64().max(1e-9);
-                progress.set_message(format!("{:.0} positions/s", tally.plies as f64 / secs));
-            }
-            !interrupted.load(Ordering::Relaxed)
-        },
-    );
-    // Finished games are never lost, also on Ctrl-C or an error.
-    flush(&mut buffer, &mut sequence)?;
-    if let Some(e) = error {
-        return Err(e);
-    }
-    Ok(tally)
+    let on_game = |record: &GameRecord, tally: &Tally| -> Result<()> {
+        if let Some(pgn_path) = pgn
+            && let Some(mut game) = record_to_pgn(record)
+        {
+            game.set_tag("Event", "atomzero self-play");
+            game.set_tag("White", &model.name);
+            game.set_tag("Black", &model.name);
+            fsutil::append(pgn_path, &game.write())?;
+        }
+        progress.inc(1);
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        progress.set_message(format!("{:.0} positions/s", tally.plies as f64 / secs));
+        Ok(())
+    };
+    play_games(model, &options, sink, on_game)
 }
 
 pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
@@ -275,7 +196,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
     fsutil::write_atomic(&args.out.join("selfplay-config.toml"), config.to_toml()?.as_bytes())?;
     let interrupted = interrupt_flag();
     let bar = progress_bar(args.games as u64, "self-play");
-    let start = Instant::now();
+    let started = Instant::now();
     let tally = play_and_write(
         &config,
         &model,
@@ -289,7 +210,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         &bar,
     )?;
     bar.finish_and_clear();
-    let secs = start.elapsed().as_secs_f64();
+    let secs = started.elapsed().as_secs_f64();
     println!(
         "self-play: {} games, {} positions ({} training targets) in {:.1} s, {:.0} positions/s; results +{} ={} -{} (white/draw/black); {:.1} plies/game; {} resignations, {} false of {} checked",
         tally.games,

@@ -2,7 +2,7 @@
 //! the run's networks loaded by this binary's model loader and its TensorBoard scalars read by
 //! the trainer's reader.
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::models::NetLoader;
 use anyhow::{Context, Result, anyhow};
 use atomzero_serve::{Scalar, ServeOptions, Server};

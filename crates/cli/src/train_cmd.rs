@@ -1,6 +1,6 @@
 //! `atomzero train`: train on replay shards, resuming from the newest checkpoint in `--out`.
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::selfplay_cmd::{interrupt_flag, progress_bar};
 use anyhow::{Result, anyhow};
@@ -39,7 +39,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let bar = progress_bar(args.steps, "train");
     let summary = train(
         TrainOptions {
-            data_dir: &args.data,
+            data: atomzero_train::Data::Dir(&args.data),
             checkpoint_dir: &checkpoints,
             tensorboard_dir: Some(&tensorboard),
             target_step: args.steps,

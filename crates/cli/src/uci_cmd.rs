@@ -1,6 +1,6 @@
 //! `atomzero uci`: the UCI engine on stdin/stdout, with networks loaded by this binary.
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::models;
 use anyhow::{Result, anyhow};
 use atomzero_uci::{EngineConfig, LoadedModel, ModelLoadError, run_stdio};

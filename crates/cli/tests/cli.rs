@@ -331,6 +331,65 @@ fn bench_net_measures_its_peak_in_the_same_run() {
     assert!(out.lines().any(|l| l.contains("infer batch    1:")), "{out}");
 }
 
+/// The `atomzero` invocations in the deployment files: (file, subcommand, flags).
+fn deployed_invocations() -> Vec<(String, String, Vec<String>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut found = Vec::new();
+    // Kubernetes: container args as one flow sequence of quoted strings (JSON).
+    let yaml = std::fs::read_to_string(root.join("deploy/kubernetes/atomzero.yaml")).unwrap();
+    for line in yaml.lines().filter(|l| l.trim_start().starts_with("args: [")) {
+        let args: Vec<String> =
+            serde_json::from_str(line.trim_start().trim_start_matches("args:").trim()).unwrap();
+        let flags = args.iter().filter(|a| a.starts_with("--")).cloned().collect();
+        found.push(("atomzero.yaml".to_string(), args[0].clone(), flags));
+    }
+    // Slurm: `srun atomzero SUBCOMMAND ...` with continuation lines.
+    for name in ["trainer.sbatch", "workers.sbatch"] {
+        let text = std::fs::read_to_string(root.join("deploy/slurm").join(name)).unwrap();
+        assert!(text.starts_with("#!/bin/bash\n"), "{name}");
+        let joined = text.replace("\\\n", " ");
+        for line in joined.lines().filter(|l| l.trim_start().starts_with("srun atomzero ")) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let flags = words.iter().filter(|w| w.starts_with("--")).map(|w| w.to_string());
+            found.push((name.to_string(), words[2].to_string(), flags.collect()));
+        }
+    }
+    found
+}
+
+#[test]
+fn deployment_files_call_commands_and_flags_that_exist() {
+    let invocations = deployed_invocations();
+    let subcommands: Vec<&str> = invocations.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(subcommands, ["trainer", "worker", "trainer", "worker"], "{invocations:?}");
+    for (file, subcommand, flags) in &invocations {
+        let o = atomzero(&[subcommand, "--help"]);
+        assert!(o.status.success(), "{file}: atomzero {subcommand}: {}", stderr(&o));
+        let help = stdout(&o);
+        for flag in flags {
+            assert!(help.contains(&format!("{flag} ")), "{file}: atomzero {subcommand} {flag}");
+        }
+        assert!(flags.contains(&"--run".to_string()), "{file}: {subcommand} without --run");
+    }
+    // The Dockerfile builds the binary with a profile that exists and runs it; the config the
+    // trainer manifest names is one it copies.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dockerfile = std::fs::read_to_string(root.join("Dockerfile")).unwrap();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(dockerfile.contains("cargo build --profile dist --locked -p atomzero"));
+    assert!(manifest.contains("[profile.dist]"));
+    assert!(
+        dockerfile.contains("COPY --from=build /usr/local/bin/atomzero /usr/local/bin/atomzero")
+    );
+    assert!(dockerfile.contains("ENTRYPOINT [\"atomzero\"]"));
+    assert!(dockerfile.contains("COPY configs /etc/atomzero/configs"));
+    let yaml = std::fs::read_to_string(root.join("deploy/kubernetes/atomzero.yaml")).unwrap();
+    assert!(yaml.contains("/etc/atomzero/configs/default.toml"));
+    assert!(root.join("configs/default.toml").is_file());
+    assert_eq!(yaml.matches("\nkind: Job\n").count(), 2, "a trainer Job and a workers Job");
+    assert!(yaml.contains("nvidia.com/gpu: 1"), "the trainer asks for a GPU");
+}
+
 /// One HTTP/1.1 request over a fresh connection; returns the status and the body.
 fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     use std::io::{Read, Write};

@@ -318,6 +318,138 @@ fn bad_configs_fail_in_one_line_naming_the_problem() {
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// Starts `atomzero` with `args`; its stdout lines arrive on the returned channel.
+fn spawn_lines(args: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start atomzero");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Waits up to `limit` for a line of `rx` that contains `needle`; returns it.
+fn line_containing(
+    rx: &std::sync::mpsc::Receiver<String>,
+    needle: &str,
+    limit: std::time::Duration,
+) -> String {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return line,
+            Ok(_) => {}
+            Err(e) => panic!("no line with '{needle}' within {limit:?}: {e}"),
+        }
+    }
+}
+
+/// Waits up to `limit` for `child` to close its stdout (it exits), collecting the lines of
+/// `rx` until then; returns them and the exit code.
+fn finish_within(
+    child: &mut std::process::Child,
+    rx: &std::sync::mpsc::Receiver<String>,
+    limit: std::time::Duration,
+) -> (Vec<String>, Option<i32>) {
+    let deadline = std::time::Instant::now() + limit;
+    let mut lines = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                panic!("still running after {limit:?}: {lines:?}");
+            }
+        }
+    }
+    (lines, child.wait().unwrap().code())
+}
+
+#[test]
+fn a_trainer_and_workers_share_a_run_with_a_worker_killed() {
+    // A run on a shared directory: one trainer, two workers; one worker is killed with
+    // SIGKILL after its first shard and another starts. The run finishes its generations,
+    // every shard is readable and counted in at most one generation, and the workers stop
+    // by themselves when the run is finished. (Over S3: scripts/checks/s3-workers.sh.)
+    let tmp = temp_dir("workers");
+    let dir = tmp.join("r");
+    let dir_s = dir.display().to_string();
+    let config = tmp.join("w.toml");
+    let ci = std::fs::read_to_string(ci_config()).unwrap();
+    std::fs::write(&config, ci.replace("games_per_generation = 8", "games_per_generation = 12"))
+        .unwrap();
+    let config_s = config.display().to_string();
+    let limit = std::time::Duration::from_secs(300);
+    let worker = |name: &str| {
+        spawn_lines(&["worker", "--run", &dir_s, "--name", name, "--threads", "1", "--poll", "0.1"])
+    };
+    let (mut a, a_lines) = worker("wa");
+    let (mut b, b_lines) = worker("wb");
+    let (mut trainer, trainer_lines) =
+        spawn_lines(&["trainer", "--run", &dir_s, "--config", &config_s, "--poll", "0.1"]);
+    let first = line_containing(&a_lines, "uploaded", limit);
+    a.kill().unwrap(); // SIGKILL
+    a.wait().unwrap();
+    let (mut c, c_lines) = worker("wc");
+
+    let (printed, code) = finish_within(&mut trainer, &trainer_lines, limit);
+    assert_eq!(code, Some(0), "{printed:?}");
+    assert!(printed.iter().any(|l| l.contains("(self-play by workers)")), "{printed:?}");
+    let finished = printed.iter().any(|l| l.starts_with("run finished after 2 generations"));
+    assert!(finished, "{printed:?}");
+    for (worker, lines) in [(&mut b, &b_lines), (&mut c, &c_lines)] {
+        let (printed, code) = finish_within(worker, lines, limit);
+        assert_eq!(code, Some(0), "{printed:?}");
+        assert!(printed.last().is_some_and(|l| l.contains("the run is finished")), "{printed:?}");
+    }
+
+    // Every worker shard is readable; each is counted in at most one generation, and each
+    // generation counted at least its games.
+    let mut shards = BTreeMap::new();
+    for worker_dir in std::fs::read_dir(dir.join("selfplay")).unwrap() {
+        let worker_dir = worker_dir.unwrap().path();
+        assert!(worker_dir.is_dir(), "only workers' folders: {}", worker_dir.display());
+        for shard in std::fs::read_dir(&worker_dir).unwrap() {
+            let shard = shard.unwrap().path();
+            let (_, games) = atomzero_replay::read_shard(&shard).unwrap();
+            let key = shard.strip_prefix(&dir).unwrap().display().to_string();
+            shards.insert(key, games.len());
+        }
+    }
+    let killed = first.split_whitespace().nth(3).unwrap().to_string();
+    assert!(shards.contains_key(&killed), "{killed} of the killed worker is kept: {shards:?}");
+    let mut counted = BTreeSet::new();
+    for g in 1..=2u64 {
+        let text = std::fs::read_to_string(dir.join(format!("generations/{g:06}.json"))).unwrap();
+        let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut games = 0;
+        for entry in manifest["shards"].as_array().unwrap() {
+            let key = entry["key"].as_str().unwrap().to_string();
+            assert_eq!(Some(&(entry["games"].as_u64().unwrap() as usize)), shards.get(&key));
+            assert!(counted.insert(key.clone()), "{key} counted twice");
+            games += entry["games"].as_u64().unwrap();
+        }
+        assert!(games >= 12, "generation {g}: {games} games");
+    }
+    assert_eq!(log_generations(&dir), ["gen   0", "gen   1", "gen   2"]);
+    let state = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    assert!(state.contains("\"finished\": true"), "{state}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
 #[test]
 fn a_balanced_start_run_trains_and_evaluates_from_the_setup_position() {
     let tmp = temp_dir("balanced");

@@ -16,5 +16,5 @@ pub mod shard;
 pub mod window;
 
 pub use format::{EndReason, GameRecord, MoveRecord, SearchTarget, ShardMeta};
-pub use shard::{ShardError, read_shard, write_shard};
+pub use shard::{ShardError, decode_shard, encode_shard, read_shard, write_shard};
 pub use window::{ReplayWindow, Sample, WindowError};

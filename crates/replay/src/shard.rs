@@ -89,40 +89,47 @@ fn encode_game(out: &mut Vec<u8>, game: &GameRecord) {
     }
 }
 
-/// Writes `games` to `path` atomically: a temporary file in the same directory is written,
-/// synced and renamed over `path`, so readers never see a partial shard.
-pub fn write_shard(path: &Path, meta: &ShardMeta, games: &[GameRecord]) -> Result<(), ShardError> {
-    let io = |source| ShardError::Io { path: path.to_path_buf(), source };
+/// A shard's bytes: header, compressed records, checksums (layout in [`crate::format`]). What
+/// [`write_shard`] writes to a file; an object store receives the same bytes whole.
+pub fn encode_shard(meta: &ShardMeta, games: &[GameRecord]) -> Vec<u8> {
     let mut raw = Vec::new();
     for game in games {
         encode_game(&mut raw, game);
     }
     let mut encoder = ZlibEncoder::new(Vec::new(), Compression::new(6));
-    encoder.write_all(&raw).map_err(io)?;
-    let payload = encoder.finish().map_err(io)?;
-    let meta_json = serde_json::to_vec(meta).map_err(|e| io(std::io::Error::other(e)))?;
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(&raw);
+    let payload = encoder.finish().unwrap_or_default();
+    let meta_json = serde_json::to_vec(meta).unwrap_or_else(|_| b"{}".to_vec());
     let n_targets: usize = games.iter().map(GameRecord::n_targets).sum();
 
-    let mut header = Vec::with_capacity(FIXED_HEADER + meta_json.len() + 4);
-    header.extend_from_slice(MAGIC);
-    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    header.extend_from_slice(&(games.len() as u32).to_le_bytes());
-    header.extend_from_slice(&(n_targets as u32).to_le_bytes());
-    header.extend_from_slice(&(meta_json.len() as u32).to_le_bytes());
-    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    header.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    header.extend_from_slice(&meta_json);
-    let header_crc = crc32fast::hash(&header);
-    header.extend_from_slice(&header_crc.to_le_bytes());
+    let mut bytes = Vec::with_capacity(FIXED_HEADER + meta_json.len() + 4 + payload.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(games.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&(n_targets as u32).to_le_bytes());
+    bytes.extend_from_slice(&(meta_json.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    bytes.extend_from_slice(&meta_json);
+    let header_crc = crc32fast::hash(&bytes);
+    bytes.extend_from_slice(&header_crc.to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    bytes
+}
 
+/// Writes `games` to `path` atomically: a temporary file in the same directory is written,
+/// synced and renamed over `path`, so readers never see a partial shard.
+pub fn write_shard(path: &Path, meta: &ShardMeta, games: &[GameRecord]) -> Result<(), ShardError> {
+    let io = |source| ShardError::Io { path: path.to_path_buf(), source };
+    let bytes = encode_shard(meta, games);
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(&header)?;
-        file.write_all(&payload)?;
+        file.write_all(&bytes)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -241,10 +248,20 @@ fn decode_game(c: &mut Cursor<'_>, index: usize, version: u32) -> Result<GameRec
 
 /// Reads a shard, verifying magic, version, both checksums and every record.
 pub fn read_shard(path: &Path) -> Result<(ShardMeta, Vec<GameRecord>), ShardError> {
-    let corrupt = |reason: String| ShardError::Corrupt { path: path.to_path_buf(), reason };
     let bytes = std::fs::read(path)
         .map_err(|source| ShardError::Io { path: path.to_path_buf(), source })?;
-    let mut c = Cursor { bytes: &bytes, at: 0 };
+    decode_shard(&bytes, path)
+}
+
+/// Decodes a shard's bytes as [`read_shard`] does; `origin` names them in errors (a file, or
+/// an object's key).
+pub fn decode_shard(
+    bytes: &[u8],
+    origin: &Path,
+) -> Result<(ShardMeta, Vec<GameRecord>), ShardError> {
+    let path = origin;
+    let corrupt = |reason: String| ShardError::Corrupt { path: path.to_path_buf(), reason };
+    let mut c = Cursor { bytes, at: 0 };
     if c.take(8).map_err(|_| corrupt("too short for a header".into()))? != MAGIC {
         return Err(corrupt("not a replay shard (bad magic)".into()));
     }

@@ -79,6 +79,18 @@ impl ReplayWindow {
             .filter(|p| p.extension().is_some_and(|x| x == SHARD_EXTENSION))
             .collect();
         paths.sort();
+        ReplayWindow::load_files(&paths, max_targets, dir)
+    }
+
+    /// Reads the shards `paths` (oldest first) from the newest backwards until `max_targets`
+    /// training targets are covered, as [`ReplayWindow::load`] does for a directory; `origin`
+    /// names the data in errors.
+    pub fn load_files(
+        paths: &[PathBuf],
+        max_targets: usize,
+        origin: &Path,
+    ) -> Result<ReplayWindow, WindowError> {
+        let dir = origin;
         let mut newest_first: Vec<Vec<GameRecord>> = Vec::new();
         let mut skipped = Vec::new();
         let mut covered = 0usize;

@@ -27,4 +27,4 @@ pub mod trainer;
 
 pub use checkpoint::{CheckpointError, Engine, TrainState};
 pub use config::{Backend, OptimizerKind, Schedule, TrainerConfig};
-pub use trainer::{StepReport, TrainError, TrainOptions, TrainSummary, train};
+pub use trainer::{Data, StepReport, TrainError, TrainOptions, TrainSummary, train};

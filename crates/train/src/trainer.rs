@@ -45,11 +45,20 @@ impl fmt::Display for TrainError {
 
 impl std::error::Error for TrainError {}
 
+/// Where the replay shards come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Data<'a> {
+    /// Every shard in a directory (ordered by name, oldest first).
+    Dir(&'a Path),
+    /// These shard files, oldest first; the `Path` names them in errors (a run's `selfplay/`).
+    Files(&'a [PathBuf], &'a Path),
+}
+
 /// What one call of [`train`] is asked to do.
 #[derive(Debug)]
 pub struct TrainOptions<'a> {
     /// Replay shards.
-    pub data_dir: &'a Path,
+    pub data: Data<'a>,
     /// Checkpoints go to `checkpoint_dir` (resumed from there).
     pub checkpoint_dir: &'a Path,
     /// TensorBoard event files (none if `None`).
@@ -195,8 +204,13 @@ pub fn train(
             }
         };
 
-    let window =
-        ReplayWindow::load(options.data_dir, config.window_positions).map_err(TrainError::Data)?;
+    let window = match options.data {
+        Data::Dir(dir) => ReplayWindow::load(dir, config.window_positions),
+        Data::Files(files, origin) => {
+            ReplayWindow::load_files(files, config.window_positions, origin)
+        }
+    }
+    .map_err(TrainError::Data)?;
     let wanted = options.target_step.saturating_sub(start_step);
     let allowed = ((window.len() as f64 * config.max_samples_per_position)
         / config.batch_size as f64)

@@ -72,7 +72,7 @@ fn options<'a>(
     target: u64,
 ) -> TrainOptions<'a> {
     TrainOptions {
-        data_dir: data,
+        data: atomzero_train::Data::Dir(data),
         checkpoint_dir: ckpt,
         tensorboard_dir: tb,
         target_step: target,

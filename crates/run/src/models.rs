@@ -1,0 +1,94 @@
+//! Networks as evaluators: a model spec (`random`, `uniform`, or the path of a saved network
+//! with its JSON sidecar) becomes an [`Evaluator`]. On `device = "cpu"` a network runs on
+//! atomzero-infer (our own CPU inference, checked against Burn in its tests); on `cuda` and
+//! `wgpu` on Burn. [`NetLoader`] serves the evaluator's `net:`/`policy:` players.
+
+use atomzero_eval::ModelLoader;
+use atomzero_infer::InferEvaluator;
+use atomzero_mcts::{Evaluator, RandomEvaluator, SearchConfig, UniformEvaluator};
+use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetEvaluator};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A loaded evaluator and the encoder history it wants with each position.
+pub struct LoadedModel {
+    /// The evaluator.
+    pub evaluator: Arc<dyn Evaluator + Send + Sync>,
+    /// Earlier positions the network encodes.
+    pub history: usize,
+    /// A name for logs and shard metadata.
+    pub name: String,
+}
+
+impl std::fmt::Debug for LoadedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedModel")
+            .field("name", &self.name)
+            .field("history", &self.history)
+            .finish()
+    }
+}
+
+/// Loads `spec`: `random` (seeded random priors and values), `uniform` (equal priors, even
+/// value: pure MCTS on the rules), or the path of a saved network, run on `device`.
+pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel, String> {
+    match spec {
+        "random" => Ok(LoadedModel {
+            evaluator: Arc::new(RandomEvaluator { seed }),
+            history: 0,
+            name: "random".into(),
+        }),
+        "uniform" => Ok(LoadedModel {
+            evaluator: Arc::new(UniformEvaluator),
+            history: 0,
+            name: "uniform".into(),
+        }),
+        path => {
+            if !Path::new(path).exists() {
+                return Err(format!(
+                    "model '{path}' not found (expected a network file, 'random' or 'uniform')"
+                ));
+            }
+            let name = Path::new(path)
+                .file_stem()
+                .map_or(path.to_string(), |s| s.to_string_lossy().into_owned());
+            let (evaluator, metadata): (Arc<dyn Evaluator + Send + Sync>, _) = match device {
+                // On the CPU, our own inference (atomzero-infer): 3-6x Burn flex at self-play
+                // batch sizes and single-threaded per call, so every worker keeps a core busy.
+                DeviceKind::Cpu => {
+                    let (evaluator, metadata) =
+                        InferEvaluator::load(Path::new(path)).map_err(|e| e.to_string())?;
+                    (Arc::new(evaluator.with_name(name.clone())), metadata)
+                }
+                DeviceKind::Cuda | DeviceKind::Wgpu => {
+                    let device = device.device().map_err(|e| e.to_string())?;
+                    let (net, metadata) =
+                        atomzero_nn::load(Path::new(path), &device).map_err(|e| e.to_string())?;
+                    let evaluator =
+                        NetEvaluator::new(&net, &device, DEFAULT_MAX_BATCH).with_name(name.clone());
+                    (Arc::new(evaluator), metadata)
+                }
+            };
+            Ok(LoadedModel { evaluator, history: metadata.net.encoder.history, name })
+        }
+    }
+}
+
+/// Networks for `net:PATH` and `policy:PATH` players.
+#[derive(Clone, Copy, Debug)]
+pub struct NetLoader {
+    /// Backend for every loaded net.
+    pub device: DeviceKind,
+}
+
+impl ModelLoader for NetLoader {
+    fn load(&self, path: &str) -> Result<atomzero_eval::SharedEvaluator, String> {
+        load(path, 0, self.device).map(|m| m.evaluator)
+    }
+
+    fn search_config(&self, path: &str) -> SearchConfig {
+        let history =
+            atomzero_nn::read_metadata(Path::new(path)).map_or(0, |m| m.net.encoder.history);
+        SearchConfig { history, ..SearchConfig::default().without_noise() }
+    }
+}

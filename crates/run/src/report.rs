@@ -1,0 +1,98 @@
+//! A generation's summary line: what self-play, training, the gate and the evaluation did,
+//! and the best network's rating (`gen   3 | self-play ... | train ... | gate ... | best ...`).
+
+use crate::games::Tally;
+use crate::state::GateRecord;
+use atomzero_eval::ResultsLine;
+
+/// Figures of one generation for its summary line.
+#[derive(Debug, Default)]
+pub struct GenerationReport {
+    /// Self-play games of this session (`None`: self-play was not in this session).
+    pub tally: Option<Tally>,
+    /// Seconds self-play took (or the trainer waited for workers).
+    pub selfplay_secs: f64,
+    /// Workers whose shards made up the generation (`None`: played in this process).
+    pub workers: Option<usize>,
+    /// Steps from, to; first and last loss; samples per second.
+    pub train: Option<(u64, u64, f32, f32, f64)>,
+    /// The gate's decision.
+    pub gate: Option<GateRecord>,
+    /// Evaluation results by baseline.
+    pub evals: Vec<(String, ResultsLine)>,
+}
+
+fn score_percent(l: &ResultsLine) -> f64 {
+    let n = (l.wins + l.draws + l.losses).max(1) as f64;
+    100.0 * (l.wins as f64 + l.draws as f64 / 2.0) / n
+}
+
+/// The summary line of `generation`: `best` is the best network's name, `ratings` the text
+/// of `eval/ratings.csv` (may be empty), `secs` the generation's wall time.
+pub fn summary_line(
+    generation: u64,
+    report: &GenerationReport,
+    best: &str,
+    ratings: &str,
+    secs: f64,
+) -> String {
+    let mut parts = vec![format!("gen {generation:>3}")];
+    if let Some(t) = &report.tally {
+        if t.games > 0 {
+            let from = match report.workers {
+                Some(n) => format!(" from {n} worker{}", if n == 1 { "" } else { "s" }),
+                None => String::new(),
+            };
+            parts.push(format!(
+                "self-play {} games (+{} ={} -{}) {} positions{from}, {:.0} pos/s",
+                t.games,
+                t.white_wins,
+                t.draws,
+                t.black_wins,
+                t.plies,
+                t.plies as f64 / report.selfplay_secs.max(1e-9)
+            ));
+            let removals = t.top_removals(3);
+            if !removals.is_empty() {
+                parts.push(format!("removes {removals}"));
+            }
+        } else {
+            parts.push("self-play done earlier".into());
+        }
+    }
+    if let Some((from, to, first, last, rate)) = report.train {
+        parts.push(format!(
+            "train steps {from}->{to} loss {first:.3}->{last:.3} ({rate:.0} samples/s)"
+        ));
+    }
+    if let Some(g) = &report.gate {
+        let score = g.line.as_ref().map_or(String::new(), |l| {
+            format!(" +{} ={} -{} ({:.1}%)", l.wins, l.draws, l.losses, score_percent(l))
+        });
+        let verdict = if g.passed { "promoted" } else { "kept best" };
+        parts.push(format!("gate{score} {verdict}"));
+    }
+    let evals: Vec<String> = report
+        .evals
+        .iter()
+        .map(|(baseline, l)| {
+            format!("{baseline} {:.0}% (+{} ={} -{})", score_percent(l), l.wins, l.draws, l.losses)
+        })
+        .collect();
+    let elo = ratings.lines().find_map(|row| {
+        let cols: Vec<&str> = row.split(',').collect();
+        (cols.len() >= 4 && cols[1] == best).then(|| format!("Elo {} ± {}", cols[2], cols[3]))
+    });
+    if generation == 0 && evals.is_empty() && elo.is_none() {
+        parts.push(format!("initial network {best} (not evaluated: run.eval_games = 0)"));
+    }
+    if !evals.is_empty() || elo.is_some() {
+        parts.push(format!(
+            "best {best}{}{}",
+            elo.map_or(String::new(), |e| format!(" {e}")),
+            if evals.is_empty() { String::new() } else { format!(": {}", evals.join(", ")) }
+        ));
+    }
+    parts.push(format!("{secs:.0} s"));
+    parts.join(" | ")
+}
