@@ -293,16 +293,28 @@ fn train_loop(dir: &RunDir, options: TrainerOptions) -> Result<ExitCode> {
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let location = args.dir.clone().unwrap_or_else(|| default_dir(args.config.as_deref()));
     let dir = run_dir(open_store(&location)?, args.cache)?;
-    let (config, new_run_config) = resolve_config(
+    let (config, new_run_config) = resolve_checked(
         &dir,
         args.config.as_deref(),
         args.generations,
         args.max_minutes,
         "run --dir",
     )?;
-    // Check the device before writing anything.
-    config.device()?.device().map_err(|e| anyhow!("{e}"))?;
     announce_after_create(&dir, &config, new_run_config, Selfplay::InProcess)
+}
+
+/// [`resolve_config`], then checks the config's device before anything is written.
+fn resolve_checked(
+    dir: &RunDir,
+    config: Option<&Path>,
+    generations: Option<u64>,
+    max_minutes: Option<f64>,
+    resume_command: &str,
+) -> Result<(Config, Option<String>)> {
+    let (config, new_run_config) =
+        resolve_config(dir, config, generations, max_minutes, resume_command)?;
+    config.device()?.device().map_err(|e| anyhow!("{e}"))?;
+    Ok((config, new_run_config))
 }
 
 /// Creates the run (through the trainer, which writes config.toml first) and announces it.
@@ -327,14 +339,13 @@ fn announce_after_create(
 
 pub fn trainer(args: TrainerArgs) -> Result<ExitCode> {
     let dir = run_dir(open_store(&args.run)?, args.cache)?;
-    let (config, new_run_config) = resolve_config(
+    let (config, new_run_config) = resolve_checked(
         &dir,
         args.config.as_deref(),
         args.generations,
         args.max_minutes,
         "trainer --run",
     )?;
-    config.device()?.device().map_err(|e| anyhow!("{e}"))?;
     let poll = Duration::try_from_secs_f64(args.poll.max(0.1)).context("--poll")?;
     announce_after_create(&dir, &config, new_run_config, Selfplay::Workers { poll })
 }
