@@ -102,8 +102,21 @@ fn burn_batch(batch: &SparseBatch, device: &Device) -> TrainBatch {
 }
 
 /// Burn's trainer on `params` with `optimizer`, stepped once per batch; returns the losses of
-/// each step and the parameters after.
+/// each step and the parameters after. Burn's CPU backend splits its reductions over rayon's
+/// threads, so its last bits (which AdamW's normalised steps amplify on near-zero gradients)
+/// depended on the load; it runs on one rayon thread so the reference is the same every run.
 fn burn_steps(
+    params: &Params,
+    batches: &[SparseBatch],
+    lr: f64,
+    value_weight: f32,
+    optimizer: atomzero_nn::burn::optim::ModuleOptimizer,
+) -> (Vec<f32>, Params) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("rayon pool");
+    pool.install(|| burn_steps_here(params, batches, lr, value_weight, optimizer))
+}
+
+fn burn_steps_here(
     params: &Params,
     batches: &[SparseBatch],
     lr: f64,
