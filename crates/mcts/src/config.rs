@@ -28,6 +28,12 @@ pub struct SearchConfig {
     /// Gumbel root search with sequential halving instead of PUCT at the root (see
     /// [`crate::gumbel`]); `None`: PUCT everywhere. Below the root the search stays PUCT.
     pub gumbel: Option<GumbelConfig>,
+    /// KataGo's forced playouts at a PUCT root (Wu 2019, section 3.1): a root child with
+    /// (noised) prior `P` is chosen while it has fewer than `sqrt(k · P · N)` of the root's `N`
+    /// visits; `k` is this value (KataGo: 2), 0 disables. The forced visits are taken out of
+    /// the training target again by [`crate::Search::pruned_root_children`]. Ignored by a
+    /// Gumbel root.
+    pub forced_playouts: f32,
 }
 
 impl Default for SearchConfig {
@@ -43,15 +49,16 @@ impl Default for SearchConfig {
             twofold_draw: true,
             history: 0,
             gumbel: None,
+            forced_playouts: 0.0,
         }
     }
 }
 
 impl SearchConfig {
     /// The same settings without root noise (evaluation and engine play): no Dirichlet
-    /// noise, and Gumbel draws of scale 0.
+    /// noise, Gumbel draws of scale 0 and no forced playouts.
     pub fn without_noise(self) -> SearchConfig {
         let gumbel = self.gumbel.map(|g| GumbelConfig { noise_scale: 0.0, ..g });
-        SearchConfig { dirichlet_epsilon: 0.0, gumbel, ..self }
+        SearchConfig { dirichlet_epsilon: 0.0, gumbel, forced_playouts: 0.0, ..self }
     }
 }

@@ -190,6 +190,12 @@ impl Search {
         self.config.dirichlet_epsilon = epsilon;
     }
 
+    /// Changes the forced-playout constant `k` ([`SearchConfig::forced_playouts`]) from the
+    /// next walk on (self-play forces playouts in full searches only).
+    pub fn set_forced_playouts(&mut self, k: f32) {
+        self.config.forced_playouts = k;
+    }
+
     /// Completed visits of the root.
     #[inline]
     pub fn root_visits(&self) -> u32 {
@@ -601,12 +607,38 @@ impl Search {
     /// scores, visited prior mass and first-play urgency, computed in the same order.
     fn select_root_edge(&self, c_sqrt_n: f32) -> EdgeId {
         let root = &self.nodes[0];
+        if self.config.forced_playouts > 0.0
+            && let Some(k) = self.forced_root_child()
+        {
+            return root.first_edge + k as EdgeId;
+        }
         let fpu =
             |visited_prior: f32| -root.q() - self.config.fpu_reduction_root * visited_prior.sqrt();
         match self.root_children.select(c_sqrt_n, fpu) {
             RootPick::Child(k) => root.first_edge + k as EdgeId,
             RootPick::Nothing => root.first_edge,
         }
+    }
+
+    /// The root child (edge order) that forced playouts pick now: of the children not yet
+    /// proven, the one furthest below `sqrt(k · P · N)` visits (in-flight ones counted; `N`
+    /// the root's), the first on ties; `None` when every child has its share.
+    fn forced_root_child(&self) -> Option<usize> {
+        let k = self.config.forced_playouts;
+        let total = self.nodes[0].in_tree() as f32;
+        let mut pick = None;
+        let mut largest = 0.0f32;
+        for (i, (edge, child)) in self.root_edges().enumerate() {
+            if child.proven != Proven::Unknown {
+                continue;
+            }
+            let deficit = (k * edge.prior * total).sqrt() - child.in_tree() as f32;
+            if deficit > largest {
+                largest = deficit;
+                pick = Some(i);
+            }
+        }
+        pick
     }
 
     /// Starts loading the first edges (priors and moves) and children of node `id`, which the
@@ -902,6 +934,54 @@ impl Search {
     /// is expanded).
     pub fn root_children(&self) -> Vec<(Move, u32)> {
         self.root_edges().map(|(e, c)| (e.mv, c.visits)).collect()
+    }
+
+    /// [`Search::root_children`] with KataGo's policy-target pruning (Wu 2019, section 3.1)
+    /// when forced playouts are on ([`SearchConfig::forced_playouts`] > 0 at a PUCT root;
+    /// otherwise the visits unchanged): every child but the most visited one gives back up to
+    /// its `sqrt(k · P · N)` forced visits, as long as its PUCT score with the visits left stays
+    /// at most the most visited child's; a child left with one visit or none gets 0. Proven
+    /// children and the most visited one keep their visits.
+    pub fn pruned_root_children(&self) -> Vec<(Move, u32)> {
+        let mut out = self.root_children();
+        let k = self.config.forced_playouts;
+        let root = &self.nodes[0];
+        if k <= 0.0 || self.config.gumbel.is_some() || root.expansion != Expansion::Expanded {
+            return out;
+        }
+        let (log, sqrt_n) = exploration_terms(self.config.c_base, root.in_tree());
+        let c_sqrt_n = (self.config.c_init + log) * sqrt_n;
+        let total = root.in_tree() as f32;
+        let children: Vec<(Edge, &Node)> = self.root_edges().collect();
+        // The most visited child (the first on ties).
+        let mut best = 0;
+        for (i, (_, child)) in children.iter().enumerate() {
+            if child.visits > children[best].1.visits {
+                best = i;
+            }
+        }
+        // PUCT's score of a child (its value for the root's mover) with `visits` visits.
+        let score = |edge: &Edge, child: &Node, visits: f32| {
+            child.q() + c_sqrt_n * edge.prior / (1.0 + visits)
+        };
+        let (best_edge, best_child) = children[best];
+        if best_child.proven != Proven::Unknown || best_child.visits == 0 {
+            return out;
+        }
+        let best_score = score(&best_edge, best_child, best_child.visits as f32);
+        for (i, (edge, child)) in children.iter().enumerate() {
+            if i == best || child.proven != Proven::Unknown || child.visits == 0 {
+                continue;
+            }
+            let visits = child.visits as f32;
+            let forced = (k * edge.prior * total).sqrt();
+            // The fewest visits at which the child's score is still at most the best's.
+            let gap = best_score - child.q();
+            let floor = if gap > 0.0 { c_sqrt_n * edge.prior / gap - 1.0 } else { visits };
+            let kept = (visits - forced).max(floor).ceil().clamp(0.0, visits);
+            out[i].1 = if kept <= 1.0 { 0 } else { kept as u32 };
+        }
+        out
     }
 
     /// Root children with prior, visits, WDL (for the side to move at the root) and proof.

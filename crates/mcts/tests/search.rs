@@ -121,3 +121,75 @@ fn the_root_of_a_finished_game_has_no_move() {
     s.run(&UniformEvaluator, 100, 8);
     assert_eq!(s.best_move(), None);
 }
+
+/// A PUCT search from the start position with random priors, `k` forced playouts.
+fn forced_search(k: f32, visits: u32) -> Search {
+    let config =
+        SearchConfig { forced_playouts: k, dirichlet_epsilon: 0.0, ..SearchConfig::default() };
+    let pos = Position::new(Variant::Atomic);
+    let mut search = Search::new(&Game::new(pos), config, 7);
+    search.run(&RandomEvaluator { seed: 11 }, visits, 1);
+    search
+}
+
+#[test]
+fn forced_playouts_give_every_root_child_its_share() {
+    let (k, visits) = (2.0f32, 600);
+    let forced = forced_search(k, visits);
+    let plain = forced_search(0.0, visits);
+    let n = forced.root_visits() as f32;
+    let stats = forced.root_child_stats();
+    for child in &stats {
+        let share = (k * child.prior * n).sqrt();
+        assert!(
+            child.visits as f32 + 2.0 >= share,
+            "{child:?} has {} of its {share}",
+            child.visits
+        );
+    }
+    // Forcing moved visits to the children PUCT alone visits least.
+    let low = |s: &Search| -> u32 {
+        let mut v: Vec<u32> = s.root_children().iter().map(|&(_, n)| n).collect();
+        v.sort_unstable();
+        v[..10].iter().sum()
+    };
+    assert!(low(&forced) > low(&plain) + 10, "{} vs {}", low(&forced), low(&plain));
+}
+
+#[test]
+fn policy_target_pruning_takes_back_forced_visits_only() {
+    let (k, visits) = (2.0f32, 600);
+    let search = forced_search(k, visits);
+    let raw = search.root_children();
+    let pruned = search.pruned_root_children();
+    let stats = search.root_child_stats();
+    let best = (0..raw.len()).fold(0, |b, i| if raw[i].1 > raw[b].1 { i } else { b });
+    assert_eq!(pruned[best], raw[best], "the most visited child keeps its visits");
+    let n = search.root_visits();
+    let c_sqrt_n = (1.25 + ((n as f32 + 19652.0 + 1.0) / 19652.0).ln()) * (n as f32).sqrt();
+    let q = |i: usize| stats[i].wdl[0] - stats[i].wdl[2];
+    let score = |i: usize, v: u32| q(i) + c_sqrt_n * stats[i].prior / (1.0 + v as f32);
+    let best_score = score(best, raw[best].1);
+    let mut taken = 0;
+    for i in 0..raw.len() {
+        let (mv, kept) = pruned[i];
+        assert_eq!(mv, raw[i].0);
+        assert!(kept <= raw[i].1);
+        if i != best && stats[i].proven == Proven::Unknown && raw[i].1 > 0 {
+            // KataGo's rule, by search rather than by formula: take back up to the forced
+            // visits, but keep at least as many as hold the score at most the best's.
+            let forced = (k * stats[i].prior * n as f32).sqrt();
+            let floor =
+                (0..=raw[i].1).find(|&v| score(i, v) <= best_score + 1e-4).unwrap_or(raw[i].1);
+            let expected = ((raw[i].1 as f32 - forced).ceil().max(0.0) as u32).max(floor);
+            let expected = if expected <= 1 { 0 } else { expected };
+            assert!(kept.abs_diff(expected) <= 1, "child {i}: kept {kept}, expected {expected}");
+        }
+        assert_ne!(kept, 1, "a single remaining visit is pruned");
+        taken += raw[i].1 - kept;
+    }
+    assert!(taken > 0, "forced visits were taken back");
+    // Without forced playouts the target is the visit counts.
+    let plain = forced_search(0.0, visits);
+    assert_eq!(plain.pruned_root_children(), plain.root_children());
+}

@@ -53,6 +53,10 @@ pub struct SelfplayConfig {
     pub gumbel_c_visit: f32,
     /// Gumbel: `c_scale` of the same (mctx: 0.1).
     pub gumbel_c_scale: f32,
+    /// PUCT only: KataGo's forced playouts `k` in full searches (a root child with prior `P`
+    /// gets at least `sqrt(k · P · N)` of `N` visits; KataGo: 2), with those visits pruned
+    /// from the policy target again; 0 disables.
+    pub forced_playouts: f32,
 }
 
 /// How self-play searches the root (`root_search` in the config).
@@ -120,6 +124,7 @@ impl Default for SelfplayConfig {
             gumbel_considered: 16,
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 0.1,
+            forced_playouts: 0.0,
         }
     }
 }
@@ -134,6 +139,7 @@ impl SelfplayConfig {
             dirichlet_epsilon: self.dirichlet_epsilon(noise),
             history,
             gumbel: self.gumbel(),
+            forced_playouts: self.forced_playouts(noise),
             ..atomzero_mcts::SearchConfig::default()
         }
     }
@@ -153,6 +159,11 @@ impl SelfplayConfig {
         if full && self.root_search == RootSearch::Puct { self.dirichlet_epsilon } else { 0.0 }
     }
 
+    /// The forced-playout constant of a full (`full`) or cheap search.
+    pub fn forced_playouts(&self, full: bool) -> f32 {
+        if full && self.root_search == RootSearch::Puct { self.forced_playouts } else { 0.0 }
+    }
+
     /// Checks the values; the message names the field.
     pub fn validate(&self) -> Result<(), String> {
         let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
@@ -169,6 +180,10 @@ impl SelfplayConfig {
             "selfplay.resign_playthrough must be in [0, 1]",
         )?;
         check(self.max_plies >= 1, "selfplay.max_plies must be at least 1")?;
+        check(
+            self.forced_playouts.is_finite() && self.forced_playouts >= 0.0,
+            "selfplay.forced_playouts must be a number >= 0",
+        )?;
         check(
             self.temperature >= 0.0 && self.final_temperature >= 0.0,
             "selfplay temperatures must be >= 0",

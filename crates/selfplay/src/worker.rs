@@ -133,7 +133,9 @@ impl Slot {
             policy: if gumbel {
                 self.search.improved_policy().into_iter().filter(|&(_, w)| w > 0.0).collect()
             } else {
-                let visits = self.search.root_children().into_iter().filter(|&(_, n)| n > 0);
+                // Visit counts, less the forced playouts' (KataGo's pruning; unchanged
+                // without forced playouts).
+                let visits = self.search.pruned_root_children().into_iter().filter(|&(_, n)| n > 0);
                 visits.map(|(m, n)| (m, n as f32)).collect()
             },
             root_wdl: wdl,
@@ -148,6 +150,7 @@ impl Slot {
         }
         self.full = self.rng.uniform() < config.full_search_fraction;
         self.search.set_dirichlet_epsilon(config.dirichlet_epsilon(self.full));
+        self.search.set_forced_playouts(config.forced_playouts(self.full));
         self.search.set_simulations(self.target_visits(config));
         self.search.advance(mv);
         // The Balanced start: random plies (not targets) after the searched removal.
