@@ -11,7 +11,13 @@
 //! and those whose pushes need the test (all of them while in check); then the single pushes
 //! of the other pawns, then their double pushes; en passant; the king; castling. Within each
 //! group, squares go from a1 to h8. In the setup phase of the Balanced start the moves are
-//! the removals of the pawns, a1 to h8.
+//! the removals of the pawns, a1 to h8; in that of the bomb variant the bomb choices of the
+//! mover's non-king pieces, a1 to h8. In the bomb variant the detonation, when legal, comes
+//! after castling (last).
+//!
+//! Where captures do not explode (the bomb variant: standard chess) a capture is tested like
+//! a quiet move that also removes the captured piece, and kings attack (see
+//! `Position::is_attacked_after`).
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
@@ -26,6 +32,10 @@ impl Position {
     /// Appends the legal moves to `moves`.
     pub(crate) fn generate(&self, moves: &mut MoveList) {
         if self.setup_phase {
+            if self.variant == crate::Variant::Bomb {
+                self.generate_bomb_choices(moves);
+                return;
+            }
             // The Balanced start's setup phase: one removal per pawn, a1 to h8.
             let mut writer = MoveWriter::new(moves);
             writer.push_encoded(self.board.pawns(), Move::removal_bits);
@@ -41,6 +51,9 @@ impl Position {
         // Castling last (its own function: the writer stays local to the one above).
         if let Some(king) = king {
             self.generate_castling(king, moves);
+        }
+        if self.variant == crate::Variant::Bomb {
+            self.generate_detonation(moves);
         }
     }
 
@@ -318,14 +331,17 @@ impl Position {
             let king_after = if from == king { to } else { king };
             return !self.is_attacked_after(king_after, occ ^ from ^ to, their);
         }
-        let explodes = rules.pawn_captures_explode || !b.pawns().contains(from);
+        let explodes =
+            rules.captures_explode && (rules.pawn_captures_explode || !b.pawns().contains(from));
         if !explodes {
-            // An ordinary capture (pawnblast's pawn captures).
+            // An ordinary capture (pawnblast's pawn captures, every capture of the bomb
+            // variant, where kings capture too).
             if b.kings().contains(captured_sq) {
                 return true;
             }
+            let king_after = if from == king { to } else { king };
             let occ_after = (occ ^ from ^ captured_sq) | to;
-            return !self.is_attacked_after(king, occ_after, their.without(captured_sq));
+            return !self.is_attacked_after(king_after, occ_after, their.without(captured_sq));
         }
         let mut ring = attacks::king_attacks(to) & occ;
         if !rules.blast_destroys_pawns {
@@ -350,10 +366,15 @@ impl Position {
     }
 
     /// Is a king of the side to move on `king` attacked, given the occupancy and the enemy
-    /// pieces that remain after a move? The enemy king has not moved.
+    /// pieces that remain after a move? The enemy king has not moved. In atomic, kings never
+    /// attack and touching kings nullify check; where kings attack (standard chess), the enemy
+    /// king counts like any piece.
     #[inline]
     fn is_attacked_after(&self, king: Square, occupied: Bitboard, their: Bitboard) -> bool {
         let b = &self.board;
+        if self.variant.rules().kings_attack {
+            return (b.attackers(king, !self.turn, occupied) & their).any();
+        }
         let Some(their_king) = b.king_of(!self.turn) else { return false };
         if attacks::king_attacks(king).contains(their_king) {
             return false;

@@ -1,12 +1,13 @@
 //! [`Position`]: a validated position of one [`Variant`], with move generation (see
 //! `movegen.rs`), move making with incremental Zobrist hashing, and position-level game ends.
 //! A position may be in the setup phase of the Balanced start ([`crate::start`]), where the
-//! legal moves are pawn removals.
+//! legal moves are pawn removals, or of the bomb variant ([`crate::bomb`]), where they are
+//! bomb choices. In the bomb variant a position is the full state, both bombs included.
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
 use crate::board::Board;
-use crate::color::Color;
+use crate::color::{ByColor, Color};
 use crate::mv::{Move, MoveKind, MoveList};
 use crate::outcome::{Outcome, Termination};
 use crate::role::{Piece, Role};
@@ -101,7 +102,9 @@ impl std::error::Error for PlayError {}
 /// Invariant: `ep_square` is `Some` only if an en-passant capture is legal, so that equal
 /// positions compare and hash equal; `hash` equals [`Position::compute_hash`]. Only
 /// [`Position::start`] makes a position in the setup phase (the standard board, White to
-/// remove a pawn); it is left by playing a removal.
+/// remove a pawn); it is left by playing a removal. In the bomb variant the setup phase is
+/// that of [`Position::new`] (each side chooses its bomb, White first) and `bombs` holds
+/// each side's bomb square (`None`: not chosen yet, captured or detonated).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Position {
     pub(crate) board: Board,
@@ -112,8 +115,15 @@ pub struct Position {
     pub(crate) halfmoves: u32,
     pub(crate) fullmoves: u32,
     pub(crate) variant: Variant,
-    /// The setup phase of the Balanced start: the side to move removes a pawn.
+    /// The setup phase: of the Balanced start (the side to move removes a pawn), or of the
+    /// bomb variant (the side to move chooses its bomb).
     pub(crate) setup_phase: bool,
+    /// The bomb variant's bomb of each side (always a square holding a non-king piece of
+    /// that side); `None` in every other variant.
+    pub(crate) bombs: ByColor<Option<Square>>,
+    /// The bomb variant: whether each side has detonated its bomb (public; not in the hash:
+    /// it changes no rule, and a detonation is irreversible).
+    pub(crate) detonated: ByColor<bool>,
     pub(crate) hash: u64,
 }
 
@@ -124,7 +134,8 @@ impl Default for Position {
 }
 
 impl Position {
-    /// The standard starting position of `variant`.
+    /// The standard starting position of `variant` (in the bomb variant, in the setup phase:
+    /// White to choose its bomb).
     pub fn new(variant: Variant) -> Position {
         let setup = Setup::standard();
         let mut pos = Position {
@@ -136,7 +147,9 @@ impl Position {
             halfmoves: 0,
             fullmoves: 1,
             variant,
-            setup_phase: false,
+            setup_phase: variant.rules().hidden_bombs,
+            bombs: ByColor::default(),
+            detonated: ByColor::default(),
             hash: 0,
         };
         pos.hash = pos.compute_hash();
@@ -145,17 +158,20 @@ impl Position {
 
     /// The position a game of `variant` starts from: [`Position::new`] for the standard start,
     /// the same board in the setup phase for the Balanced start (White to remove a pawn).
+    /// The bomb variant has its own setup phase and no Balanced start: it always starts at
+    /// [`Position::new`] (callers that take a start refuse the pair, e.g. `atomzero perft`).
     pub fn start(variant: Variant, start: Start) -> Position {
         let mut pos = Position::new(variant);
-        if start == Start::Balanced {
+        if start == Start::Balanced && !variant.rules().hidden_bombs {
             pos.setup_phase = true;
             pos.hash = pos.compute_hash();
         }
         pos
     }
 
-    /// True in the setup phase of the Balanced start, before White's removal: the legal moves
-    /// are [`Move::removal`]s of the pawns.
+    /// True in a setup phase: of the Balanced start, before White's removal (the legal moves
+    /// are [`Move::removal`]s of the pawns); of the bomb variant, before both sides have chosen
+    /// their bombs (the legal moves are [`Move::bomb_choice`]s of the mover's non-king pieces).
     #[inline]
     pub fn is_setup_phase(&self) -> bool {
         self.setup_phase
@@ -175,7 +191,9 @@ impl Position {
         // Kings: royal variants and atomar lose kings only to the opponent's move, so only the
         // side to move may be without one; in no-check variants the mover can lose its own king
         // (even both kings and everything else: an empty board is a reachable final position).
-        let only_mover_may_lack_king = rules.royal_kings || rules.kings_blast_immune;
+        // The bomb variant: a detonation may remove either king or both (the game is over).
+        let only_mover_may_lack_king =
+            (rules.royal_kings || rules.kings_blast_immune) && !rules.hidden_bombs;
         if board.occupied().is_empty() && only_mover_may_lack_king {
             errors.push(PositionErrorKind::EmptyBoard);
         }
@@ -223,6 +241,8 @@ impl Position {
             fullmoves: setup.fullmoves.max(1),
             variant,
             setup_phase: false,
+            bombs: ByColor::default(),
+            detonated: ByColor::default(),
             hash: 0,
         };
         if rules.royal_kings
@@ -309,10 +329,10 @@ impl Position {
             return Ok(*self);
         }
         let mut pos = Position::from_setup(self.to_setup(), self.variant, mode)?;
-        if self.setup_phase {
-            pos.setup_phase = true;
-            pos.hash = pos.compute_hash();
-        }
+        pos.setup_phase = self.setup_phase;
+        pos.bombs = self.bombs;
+        pos.detonated = self.detonated;
+        pos.hash = pos.compute_hash();
         Ok(pos)
     }
 
@@ -332,12 +352,18 @@ impl Position {
         if self.setup_phase {
             hash ^= zobrist::setup_phase_key();
         }
+        for color in Color::ALL {
+            if let Some(bomb) = *self.bombs.get(color) {
+                hash ^= zobrist::bomb_key(color, bomb);
+            }
+        }
         hash
     }
 
     /// True if `sq` would be attacked for a king of `defender` standing there, given
     /// `occupied`: some non-king enemy piece attacks it, the enemy has a king, and that king is
-    /// not adjacent (touching kings nullify check).
+    /// not adjacent (touching kings nullify check). Where kings attack (the bomb variant's
+    /// standard chess), any enemy piece attacking it, the king included.
     #[inline]
     pub(crate) fn is_attacked_for_king(
         &self,
@@ -346,6 +372,9 @@ impl Position {
         occupied: Bitboard,
     ) -> bool {
         let attacker = !defender;
+        if self.variant.rules().kings_attack {
+            return self.board.attackers(sq, attacker, occupied).any();
+        }
         match self.board.king_of(attacker) {
             None => false,
             Some(k) if attacks::king_attacks(sq).contains(k) => false,
@@ -404,7 +433,7 @@ impl Position {
     /// explode under this variant.
     pub fn blast(&self, capturer: Role, to: Square) -> Bitboard {
         let rules = self.variant.rules();
-        if capturer == Role::Pawn && !rules.pawn_captures_explode {
+        if !rules.captures_explode || (capturer == Role::Pawn && !rules.pawn_captures_explode) {
             return Bitboard::EMPTY;
         }
         let mut blast = attacks::king_attacks(to) & self.board.occupied();
@@ -442,8 +471,19 @@ impl Position {
     /// unspecified but memory-safe position; a move from an empty square does nothing).
     pub fn play_unchecked(&mut self, m: Move) {
         if self.setup_phase {
-            self.play_removal(m);
+            if self.variant == Variant::Bomb {
+                self.play_bomb_choice(m);
+            } else {
+                self.play_removal(m);
+            }
             return;
+        }
+        if self.variant == Variant::Bomb {
+            if m.is_detonation() {
+                self.play_detonation(m);
+                return;
+            }
+            self.carry_bombs(m);
         }
         let us = self.turn;
         let them = !us;
@@ -609,6 +649,10 @@ impl Position {
                     (false, false) => Some(Outcome::draw(Termination::BoardCleared)),
                 }
             }
+            // The bomb variant: a detonation that removes both kings draws.
+            (false, false) if rules.hidden_bombs => {
+                Some(Outcome::draw(Termination::BothKingsExploded))
+            }
             // One move removed both kings: the mover (the side not to move) loses.
             (false, false) => Some(Outcome::decisive(self.turn, reason)),
         }
@@ -738,6 +782,11 @@ impl Position {
             fullmoves: self.fullmoves,
             variant: self.variant,
             setup_phase: self.setup_phase,
+            bombs: ByColor {
+                white: self.bombs.black.map(Square::flip_vertical),
+                black: self.bombs.white.map(Square::flip_vertical),
+            },
+            detonated: ByColor { white: self.detonated.black, black: self.detonated.white },
             hash: 0,
         };
         pos.hash = pos.compute_hash();
