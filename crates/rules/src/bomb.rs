@@ -150,21 +150,30 @@ impl fmt::Display for BombFieldError {
                 "invalid fen: the bomb variant needs a seventh field '{BOMBS_FIELD_PREFIX}<white>,<black>' (e.g. bombs:d1,g8, bombs:?,? in the setup phase)"
             ),
             BombFieldError::NotBombVariant(v) => {
-                write!(f, "invalid fen: a bombs field in a {v} position (only the bomb variant has bombs)")
+                write!(
+                    f,
+                    "invalid fen: a bombs field in a {v} position (only the bomb variant has bombs)"
+                )
             }
             BombFieldError::Syntax(s) => write!(
                 f,
                 "invalid fen: bad bombs field '{s}' (expected bombs:<white>,<black>, each a square, -, * or ?)"
             ),
             BombFieldError::NotAPiece { color, square } => {
-                write!(f, "invalid fen: {color}'s bomb on {square}, which holds no non-king {color} piece")
+                write!(
+                    f,
+                    "invalid fen: {color}'s bomb on {square}, which holds no non-king {color} piece"
+                )
             }
             BombFieldError::SetupPhase(s) => write!(
                 f,
                 "invalid fen: {s} (the setup phase is bombs:?,? with White to move or bombs:<square>,? with Black to move, both kings on the board and Black not in check)"
             ),
             BombFieldError::BalancedStart => {
-                write!(f, "invalid fen: the bomb variant has no Balanced start (it has its own setup phase: bombs:?,?)")
+                write!(
+                    f,
+                    "invalid fen: the bomb variant has no Balanced start (it has its own setup phase: bombs:?,?)"
+                )
             }
             BombFieldError::Hidden => write!(
                 f,
@@ -298,8 +307,7 @@ impl BombView {
         let them = !self.viewer;
         if self.masked.has_detonated(them) {
             OpponentBomb::Detonated
-        } else if self.masked.variant().rules().hidden_bombs && !self.masked.bomb_unchosen(them)
-        {
+        } else if self.masked.variant().rules().hidden_bombs && !self.masked.bomb_unchosen(them) {
             OpponentBomb::Hidden
         } else {
             OpponentBomb::Unchosen
@@ -314,8 +322,12 @@ impl BombView {
     pub fn candidates(&self) -> BombCandidates {
         let them = !self.viewer;
         match self.opponent_bomb() {
-            OpponentBomb::Unchosen => BombCandidates { squares: Bitboard::EMPTY, may_be_gone: false },
-            OpponentBomb::Detonated => BombCandidates { squares: Bitboard::EMPTY, may_be_gone: true },
+            OpponentBomb::Unchosen => {
+                BombCandidates { squares: Bitboard::EMPTY, may_be_gone: false }
+            }
+            OpponentBomb::Detonated => {
+                BombCandidates { squares: Bitboard::EMPTY, may_be_gone: true }
+            }
             OpponentBomb::Hidden => {
                 let b = self.masked.board();
                 let theirs = b.by_color(them);
@@ -555,8 +567,11 @@ impl Position {
         if let Some(bomb) = self.bomb(!us)
             && !m.is_castle()
         {
-            let captured =
-                if m.is_en_passant() { Square::new(m.to().index() as u8 ^ 8) } else { Some(m.to()) };
+            let captured = if m.is_en_passant() {
+                Square::new(m.to().index() as u8 ^ 8)
+            } else {
+                Some(m.to())
+            };
             if captured == Some(bomb) {
                 hash ^= zobrist::bomb_key(!us, bomb);
                 *self.bombs.get_mut(!us) = None;
@@ -621,18 +636,19 @@ mod tests {
         assert_eq!(ok.black, BombSlot::At(Square::G8));
         assert_eq!(parse_bombs_field("bombs:?,?").unwrap().white, BombSlot::Unchosen);
         assert_eq!(parse_bombs_field("bombs:*,-").unwrap().black, BombSlot::Gone);
-        for bad in ["bombs:", "bombs:d1", "bombs:d9,g8", "bombs:d1,g8,a1", "bomb:d1,g8", "bombs:,"] {
-            assert!(
-                matches!(parse_bombs_field(bad), Err(BombFieldError::Syntax(_))),
-                "{bad}"
-            );
+        for bad in ["bombs:", "bombs:d1", "bombs:d9,g8", "bombs:d1,g8,a1", "bomb:d1,g8", "bombs:,"]
+        {
+            assert!(matches!(parse_bombs_field(bad), Err(BombFieldError::Syntax(_))), "{bad}");
         }
         assert_eq!(parse_bombs_field("bombs:d1,x"), Err(BombFieldError::Hidden));
     }
 
     #[test]
     fn split_finds_only_a_trailing_bombs_field() {
-        assert_eq!(split_bombs_field("8/8 w - - 0 1 bombs:a1,b2"), ("8/8 w - - 0 1", Some("bombs:a1,b2")));
+        assert_eq!(
+            split_bombs_field("8/8 w - - 0 1 bombs:a1,b2"),
+            ("8/8 w - - 0 1", Some("bombs:a1,b2"))
+        );
         assert_eq!(split_bombs_field("8/8 w - - 0 1"), ("8/8 w - - 0 1", None));
         assert_eq!(split_bombs_field("bombs:a1,b2"), ("bombs:a1,b2", None));
     }

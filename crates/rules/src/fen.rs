@@ -9,8 +9,8 @@
 //! [`crate::bomb`]), which that variant requires and every other rejects.
 
 use crate::bitboard::Bitboard;
-use crate::bomb::{BombFieldError, parse_bombs_field, split_bombs_field};
 use crate::board::Board;
+use crate::bomb::{BombFieldError, parse_bombs_field, split_bombs_field};
 use crate::color::Color;
 use crate::position::{Position, PositionError};
 use crate::role::Piece;
@@ -284,7 +284,11 @@ impl Position {
     }
 
     /// [`Position::from_fen`] and [`Position::from_fen_with_mode`] (`None`: detect the mode).
-    fn read_fen(fen: &str, variant: Variant, mode: Option<CastlingMode>) -> Result<Position, FenError> {
+    fn read_fen(
+        fen: &str,
+        variant: Variant,
+        mode: Option<CastlingMode>,
+    ) -> Result<Position, FenError> {
         let bombs = variant.rules().hidden_bombs;
         if is_balanced_keyword(fen) {
             if bombs {

@@ -48,8 +48,10 @@ pub mod variant;
 pub mod zobrist;
 
 pub use bitboard::Bitboard;
-pub use bomb::{BombCandidates, BombFieldError, BombSlot, BombView, DeterminizeError, OpponentBomb};
 pub use board::Board;
+pub use bomb::{
+    BombCandidates, BombFieldError, BombSlot, BombView, DeterminizeError, OpponentBomb,
+};
 pub use color::{ByColor, Color};
 pub use fen::{FenError, ParseFenError, STARTING_FEN};
 pub use game::Game;

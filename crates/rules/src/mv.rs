@@ -85,7 +85,7 @@ impl Move {
     /// The bits of [`Move::bomb_choice`] of the square with index `square`.
     #[inline]
     pub(crate) const fn bomb_choice_bits(square: u16) -> u16 {
-        square * 65 | (MoveKind::DoublePush as u16) << 12
+        (square * 65) | ((MoveKind::DoublePush as u16) << 12)
     }
 
     /// True for a bomb choice ([`Move::bomb_choice`]).
@@ -104,7 +104,7 @@ impl Move {
     /// True for a detonation ([`Move::detonation`]).
     #[inline]
     pub const fn is_detonation(self) -> bool {
-        self.0 == (self.0 & 63) * 65 | (MoveKind::EnPassant as u16) << 12
+        self.0 == ((self.0 & 63) * 65) | ((MoveKind::EnPassant as u16) << 12)
     }
 
     /// True for the moves from a square to itself: removals, bomb choices, detonations (and

@@ -16,8 +16,8 @@
 //! `Qd1*`. A `[FEN]` is written only for a game that does not start at the standard setup
 //! position; it carries its own bombs field (e.g. `bombs:?,?`).
 
-use crate::fen::{FenError, STARTING_FEN};
 use crate::color::Color;
+use crate::fen::{FenError, STARTING_FEN};
 use crate::mv::Move;
 use crate::position::Position;
 use crate::san::SanError;

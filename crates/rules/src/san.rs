@@ -132,7 +132,13 @@ impl Position {
             // `Qd1*` or `d1*`: the letter, when given, must be the bomb's piece.
             let (letter, square) = match body.len() {
                 2 => (None, body),
-                3 => (Role::from_char(body.as_bytes()[0] as char).filter(|_| body.as_bytes()[0].is_ascii_uppercase()).map(Some).ok_or_else(syntax)?, &body[1..]),
+                3 => (
+                    Role::from_char(body.as_bytes()[0] as char)
+                        .filter(|_| body.as_bytes()[0].is_ascii_uppercase())
+                        .map(Some)
+                        .ok_or_else(syntax)?,
+                    &body[1..],
+                ),
                 _ => return Err(syntax()),
             };
             let square: Square = square.parse().map_err(|_| syntax())?;
