@@ -717,7 +717,7 @@ mod tests {
         }
         state.set_detonated(Color::Black);
         assert!(state.detonated(Color::Black) && !state.detonated(Color::White));
-        assert_eq!(state.set(Color::Black, None), Some(Square::A1));
+        assert_eq!(state.set(Color::Black, None), Some(Square::H1));
         assert_eq!(state.get(Color::White), Some(Square::H8), "the other side untouched");
         let flipped = state.flip_colors();
         assert_eq!(flipped.get(Color::Black), Some(Square::H1));
