@@ -78,15 +78,31 @@ use std::fmt;
 /// The prefix of the FEN's bombs field.
 pub const BOMBS_FIELD_PREFIX: &str = "bombs:";
 
-/// The bombs in a [`Position`], packed in 16 bits: each side's bomb square in 7 bits (bits
-/// 0–6 White's, 7–13 Black's; 64: none) and a bit per side that has detonated (14 White,
-/// 15 Black). Two bytes: a `Position` stays 104 bytes (at 112 atomic perft was slower).
+/// The bombs in a [`Position`], packed in 16 bits: each side's bomb in 7 bits (bits 0–6
+/// White's, 7–13 Black's: a square 0–63, 64 none, 65 not chosen yet) and a bit per side that
+/// has detonated (14 White, 15 Black). Two bytes: a `Position` stays 104 bytes (at 112 atomic
+/// perft was slower).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub(crate) struct BombState(u16);
 
 impl BombState {
     /// No bombs, no detonation.
     pub(crate) const NONE: BombState = BombState(64 | (64 << 7));
+
+    /// Neither side has chosen its bomb yet (the start of the setup phase).
+    pub(crate) const UNCHOSEN: BombState = BombState(65 | (65 << 7));
+
+    /// True if `color` has not chosen its bomb yet.
+    #[inline]
+    pub(crate) fn unchosen(self, color: Color) -> bool {
+        (self.0 >> (7 * color.index())) & 127 == 65
+    }
+
+    /// Marks `color`'s bomb as not chosen yet.
+    pub(crate) fn set_unchosen(&mut self, color: Color) {
+        let shift = 7 * color.index();
+        self.0 = (self.0 & !(127 << shift)) | (65 << shift);
+    }
 
     /// `color`'s bomb.
     #[inline]
@@ -120,6 +136,9 @@ impl BombState {
         let mut flipped = BombState::NONE;
         for color in Color::ALL {
             flipped.set(!color, self.get(color).map(Square::flip_vertical));
+            if self.unchosen(color) {
+                flipped.set_unchosen(!color);
+            }
             if self.detonated(color) {
                 flipped.set_detonated(!color);
             }
@@ -399,7 +418,9 @@ impl BombView {
             return Err(DeterminizeError { asked: opponent_bomb, candidates });
         }
         let mut pos = self.masked;
-        pos.bombs.set(!self.viewer, opponent_bomb);
+        if hidden {
+            pos.bombs.set(!self.viewer, opponent_bomb);
+        }
         pos.hash = pos.compute_hash();
         Ok(pos)
     }
@@ -441,7 +462,7 @@ impl Position {
 
     /// True if `color` has not chosen its bomb yet (the bomb variant's setup phase).
     fn bomb_unchosen(&self, color: Color) -> bool {
-        self.setup_phase && (color == Color::Black || self.turn == Color::White)
+        self.bombs.unchosen(color)
     }
 
     /// Each side's bomb as the FEN's bombs field writes it.
@@ -468,7 +489,9 @@ impl Position {
     /// nothing hidden.
     pub fn view(&self, viewer: Color) -> BombView {
         let mut masked = *self;
-        masked.bombs.set(!viewer, None);
+        if masked.bomb(!viewer).is_some() {
+            masked.bombs.set(!viewer, None);
+        }
         masked.hash = masked.compute_hash();
         BombView { viewer, masked }
     }
@@ -492,7 +515,8 @@ impl Position {
                     pos.bombs.set(color, Some(square));
                 }
                 BombSlot::Detonated => pos.bombs.set_detonated(color),
-                BombSlot::Gone | BombSlot::Unchosen => {}
+                BombSlot::Unchosen => pos.bombs.set_unchosen(color),
+                BombSlot::Gone => {}
                 BombSlot::Hidden => return Err(BombFieldError::Hidden),
             }
         }
@@ -514,7 +538,7 @@ impl Position {
                 return setup_err("a setup position without both kings");
             }
             for color in Color::ALL {
-                if pos.bomb_unchosen_given(color, true)
+                if pos.bombs.unchosen(color)
                     && (pos.board.by_color(color) & !pos.board.kings()).is_empty()
                 {
                     return setup_err("a side to choose a bomb has no piece but its king");
@@ -528,14 +552,9 @@ impl Position {
             }
             pos.ep_square = None;
         }
-        pos.setup_phase = setup;
+        debug_assert_eq!(setup, pos.is_setup_phase());
         pos.hash = pos.compute_hash();
         Ok(pos)
-    }
-
-    /// [`Position::bomb_unchosen`] as if the setup flag were `setup`.
-    fn bomb_unchosen_given(&self, color: Color, setup: bool) -> bool {
-        setup && (color == Color::Black || self.turn == Color::White)
     }
 
     /// The squares a detonation of a bomb on `square` clears: the bomb's and every occupied
@@ -587,20 +606,20 @@ impl Position {
         }
         hash ^= zobrist::bomb_key(us, square);
         if us == Color::Black {
-            self.setup_phase = false;
+            // The setup phase ends (Black chooses last).
             hash ^= zobrist::setup_phase_key();
         }
         self.turn = !us;
         self.hash = hash;
     }
 
-    /// Plays a detonation, or carries the bombs before a board move (then returns false: the
-    /// board move is still to be played). Out of line, so that `play_unchecked` of the other
-    /// variants pays only the test of the variant.
-    #[cold]
-    #[inline(never)]
+    /// Plays a bomb choice or a detonation (then returns true), or carries the bombs before a
+    /// board move (then returns false: the board move is still to be played).
     pub(crate) fn play_bomb_move(&mut self, m: Move) -> bool {
-        if m.is_detonation() {
+        if self.is_setup_phase() {
+            self.play_bomb_choice(m);
+            true
+        } else if m.is_detonation() {
             self.play_detonation(m);
             true
         } else {

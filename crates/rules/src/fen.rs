@@ -338,7 +338,7 @@ impl Position {
 
     fn write_fen(&self, shredder: bool) -> String {
         let bombs = self.variant.rules().hidden_bombs;
-        if self.setup_phase && !bombs {
+        if self.is_setup_phase() && !bombs {
             return BALANCED_FEN.to_string();
         }
         let fen = self.to_setup().write_fen(self.castling_mode, shredder);

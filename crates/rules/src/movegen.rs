@@ -31,7 +31,7 @@ use crate::variant::Rules;
 impl Position {
     /// Appends the legal moves to `moves`.
     pub(crate) fn generate(&self, moves: &mut MoveList) {
-        if self.setup_phase || self.variant == crate::Variant::Bomb {
+        if self.special {
             // One branch for everything but the board moves of the perfect-information
             // variants (a test of the variant after castling cost atomic perft 5%).
             self.generate_special(moves);
@@ -45,7 +45,7 @@ impl Position {
     #[cold]
     #[inline(never)]
     fn generate_special(&self, moves: &mut MoveList) {
-        if self.setup_phase {
+        if self.is_setup_phase() {
             if self.variant == crate::Variant::Bomb {
                 self.generate_bomb_choices(moves);
                 return;
@@ -393,10 +393,11 @@ impl Position {
     }
 
     /// Is a king of the side to move on `king` attacked, given the occupancy and the enemy
-    /// pieces that remain after a move? The enemy king has not moved. In atomic, kings never
-    /// attack and touching kings nullify check; where kings attack (`Rules::kings_attack`,
-    /// passed in by callers that hold the rules: a lookup here cost 6% of atomic perft),
-    /// the enemy king counts like any piece.
+    /// pieces that remain after a move? The enemy king has not moved. An adjacent enemy king
+    /// decides alone: in atomic touching kings nullify check (not attacked), where kings
+    /// attack (`Rules::kings_attack`, standard chess) it attacks; otherwise the enemy's other
+    /// pieces. (The flag comes from callers that hold the rules, and is read only in the
+    /// adjacent case: a separate test of it cost atomic perft 5%.)
     #[inline]
     fn is_attacked_after(
         &self,
@@ -406,24 +407,11 @@ impl Position {
         kings_attack: bool,
     ) -> bool {
         let b = &self.board;
-        if kings_attack {
-            return self.is_attacked_by_any_after(king, occupied, their);
-        }
         let Some(their_king) = b.king_of(!self.turn) else { return false };
         if attacks::king_attacks(king).contains(their_king) {
-            return false;
+            return kings_attack;
         }
         (b.attackers_without_king(king, !self.turn, occupied) & their).any()
-    }
-}
-
-impl Position {
-    /// [`Position::is_attacked_after`] where kings attack (standard chess): any remaining
-    /// enemy piece, its king included. Out of line: inlined, it slowed atomic's generation.
-    #[cold]
-    #[inline(never)]
-    fn is_attacked_by_any_after(&self, king: Square, occupied: Bitboard, their: Bitboard) -> bool {
-        (self.board.attackers(king, !self.turn, occupied) & their).any()
     }
 }
 

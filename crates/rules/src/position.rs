@@ -116,9 +116,11 @@ pub struct Position {
     pub(crate) halfmoves: u32,
     pub(crate) fullmoves: u32,
     pub(crate) variant: Variant,
-    /// The setup phase: of the Balanced start (the side to move removes a pawn), or of the
-    /// bomb variant (the side to move chooses its bomb).
-    pub(crate) setup_phase: bool,
+    /// True in the Balanced start's setup phase (the side to move removes a pawn) and always
+    /// in the bomb variant (whose setup phase is in `bombs`: the side to move has not chosen
+    /// yet): move generation and move making test this one flag and leave the standard path
+    /// for a cold one.
+    pub(crate) special: bool,
     /// The bomb variant's bomb of each side (always a square holding a non-king piece of
     /// that side; none in every other variant),
     /// and which sides have detonated (public; not in the hash: it changes no rule, and a
@@ -148,8 +150,8 @@ impl Position {
             halfmoves: 0,
             fullmoves: 1,
             variant,
-            setup_phase: variant.rules().hidden_bombs,
-            bombs: BombState::NONE,
+            special: variant.rules().hidden_bombs,
+            bombs: if variant.rules().hidden_bombs { BombState::UNCHOSEN } else { BombState::NONE },
             hash: 0,
         };
         pos.hash = pos.compute_hash();
@@ -163,7 +165,7 @@ impl Position {
     pub fn start(variant: Variant, start: Start) -> Position {
         let mut pos = Position::new(variant);
         if start == Start::Balanced && !variant.rules().hidden_bombs {
-            pos.setup_phase = true;
+            pos.special = true;
             pos.hash = pos.compute_hash();
         }
         pos
@@ -174,7 +176,7 @@ impl Position {
     /// their bombs (the legal moves are [`Move::bomb_choice`]s of the mover's non-king pieces).
     #[inline]
     pub fn is_setup_phase(&self) -> bool {
-        self.setup_phase
+        self.special && (self.variant != Variant::Bomb || self.bombs.unchosen(self.turn))
     }
 
     /// Validates `setup` under the rules of `variant`, reporting every problem found.
@@ -240,7 +242,7 @@ impl Position {
             halfmoves: setup.halfmoves,
             fullmoves: setup.fullmoves.max(1),
             variant,
-            setup_phase: false,
+            special: rules.hidden_bombs,
             bombs: BombState::NONE,
             hash: 0,
         };
@@ -328,7 +330,7 @@ impl Position {
             return Ok(*self);
         }
         let mut pos = Position::from_setup(self.to_setup(), self.variant, mode)?;
-        pos.setup_phase = self.setup_phase;
+        pos.special = self.special;
         pos.bombs = self.bombs;
         pos.hash = pos.compute_hash();
         Ok(pos)
@@ -347,7 +349,7 @@ impl Position {
         if self.turn == Color::Black {
             hash ^= zobrist::black_to_move_key();
         }
-        if self.setup_phase {
+        if self.is_setup_phase() {
             hash ^= zobrist::setup_phase_key();
         }
         for color in Color::ALL {
@@ -374,7 +376,8 @@ impl Position {
 
     /// [`Position::is_attacked_for_king`] with the variant's `Rules::kings_attack` given by a
     /// caller that holds the rules (looking them up again here cost atomic perft a few
-    /// percent).
+    /// percent). The flag is read only when the enemy king is adjacent, where it alone
+    /// decides; without an enemy king nothing attacks (the game is over).
     #[inline]
     pub(crate) fn is_attacked_for_king_in(
         &self,
@@ -384,22 +387,12 @@ impl Position {
         kings_attack: bool,
     ) -> bool {
         let attacker = !defender;
-        if kings_attack {
-            return self.is_attacked_by_any(sq, attacker, occupied);
-        }
         match self.board.king_of(attacker) {
             None => false,
-            Some(k) if attacks::king_attacks(sq).contains(k) => false,
+            // Touching kings: no check in atomic, an attack where kings attack.
+            Some(k) if attacks::king_attacks(sq).contains(k) => kings_attack,
             Some(_) => self.board.attackers_without_king(sq, attacker, occupied).any(),
         }
-    }
-
-    /// Standard chess's test (`Rules::kings_attack`): any piece of `attacker`, its king
-    /// included, attacks `sq`. Out of line: inlined, it made atomic's move generation slower.
-    #[cold]
-    #[inline(never)]
-    fn is_attacked_by_any(&self, sq: Square, attacker: Color, occupied: Bitboard) -> bool {
-        self.board.attackers(sq, attacker, occupied).any()
     }
 
     /// Enemy pieces giving check to the side to move (empty in variants without check).
@@ -490,15 +483,7 @@ impl Position {
     /// Plays `m`, which must come from [`Position::legal_moves`] (otherwise the result is an
     /// unspecified but memory-safe position; a move from an empty square does nothing).
     pub fn play_unchecked(&mut self, m: Move) {
-        if self.setup_phase {
-            if self.variant == Variant::Bomb {
-                self.play_bomb_choice(m);
-            } else {
-                self.play_removal(m);
-            }
-            return;
-        }
-        if self.variant == Variant::Bomb && self.play_bomb_move(m) {
+        if self.special && self.play_special(m) {
             return;
         }
         let us = self.turn;
@@ -598,6 +583,20 @@ impl Position {
         }
     }
 
+    /// The moves that are not played on the standard path: the Balanced start's removal, the
+    /// bomb variant's choices and detonations (true: played), and the bomb variant's
+    /// bookkeeping before a board move (false: the board move is still to be played).
+    #[cold]
+    #[inline(never)]
+    fn play_special(&mut self, m: Move) -> bool {
+        if self.variant == Variant::Bomb {
+            self.play_bomb_move(m)
+        } else {
+            self.play_removal(m);
+            true
+        }
+    }
+
     /// Plays a move of the setup phase: removes the piece on the move's origin square (a pawn
     /// for a legal removal), ends the setup phase and passes the turn. The half-move clock
     /// restarts (a pawn left the board); the move number advances after Black as usual.
@@ -615,7 +614,7 @@ impl Position {
         let rights = self.castling_rights & !Bitboard::from(m.from());
         hash ^= zobrist::castling_keys(self.castling_rights ^ rights);
         self.castling_rights = rights;
-        self.setup_phase = false;
+        self.special = false;
         self.halfmoves = 0;
         self.fullmoves = self.fullmoves.saturating_add(u32::from(self.turn == Color::Black));
         self.turn = !self.turn;
@@ -797,7 +796,7 @@ impl Position {
             halfmoves: self.halfmoves,
             fullmoves: self.fullmoves,
             variant: self.variant,
-            setup_phase: self.setup_phase,
+            special: self.special,
             bombs: self.bombs.flip_colors(),
             hash: 0,
         };

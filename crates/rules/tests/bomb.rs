@@ -269,6 +269,32 @@ fn views_hide_the_opponents_bomb_and_determinize_back() {
 }
 
 #[test]
+fn views_of_the_setup_phase_show_the_choices_still_to_come() {
+    let start = Position::new(Variant::Bomb);
+    let after_white = start.play(Move::bomb_choice(Square::B1)).unwrap();
+    for (pos, viewer, opponent) in [
+        (start, Color::White, OpponentBomb::Unchosen),
+        (start, Color::Black, OpponentBomb::Unchosen),
+        (after_white, Color::White, OpponentBomb::Unchosen),
+        (after_white, Color::Black, OpponentBomb::Hidden),
+    ] {
+        let view = pos.view(viewer);
+        assert_eq!(view.opponent_bomb(), opponent, "{viewer} in {}", pos.fen());
+        assert!(view.is_setup_phase());
+        let truth = pos.bomb(!viewer);
+        assert_eq!(view.determinize(truth).unwrap(), pos, "{viewer} in {}", pos.fen());
+    }
+    assert_eq!(
+        after_white.view(Color::Black).fen(),
+        format!("{} bombs:x,?", after_white.fen().rsplit_once(' ').unwrap().0)
+    );
+    assert_eq!(after_white.view(Color::White).fen(), after_white.fen());
+    // Black's view after White's choice: any of White's 15 pieces, none lost yet.
+    let candidates = after_white.view(Color::Black).candidates();
+    assert_eq!((candidates.squares.count(), candidates.may_be_gone), (15, false));
+}
+
+#[test]
 fn at_the_start_the_opponent_cannot_have_lost_its_bomb() {
     let p = pos("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 bombs:d1,g8");
     let view = p.view(Color::White);
