@@ -132,6 +132,30 @@ fn bombs_move_with_their_piece_and_vanish_when_captured() {
 }
 
 #[test]
+fn repetitions_count_the_bombs_too() {
+    // The two knights swap squares: the board repeats, but the bomb went from b1 to g1.
+    let start = pos("4k3/8/8/8/8/8/8/1N2K1N1 w - - 0 1 bombs:b1,-");
+    let mut game = atomzero_rules::Game::new(start);
+    let tour = [
+        "b1c3", "e8d8", "g1f3", "d8e8", "c3e2", "e8d8", "f3d2", "d8e8", "e2g1", "e8d8", "d2b1",
+        "d8e8",
+    ];
+    for uci in tour {
+        game.play(game.position().parse_uci(uci).unwrap()).unwrap();
+    }
+    let now = game.position();
+    assert_eq!(now.board(), start.board());
+    assert_eq!(now.bomb(Color::White), Some(Square::G1));
+    assert_eq!(game.repetitions(), 0, "not the start position: the bomb moved");
+    // The same tour again brings the bomb back to b1: now the start position repeats.
+    for uci in tour {
+        game.play(game.position().parse_uci(uci).unwrap()).unwrap();
+    }
+    assert_eq!(game.position().bomb(Color::White), Some(Square::B1));
+    assert_eq!(game.repetitions(), 1);
+}
+
+#[test]
 fn standard_chess_rules_kings_attack_and_captures_do_not_explode() {
     // Kings never touch.
     let p = pos("8/8/8/3k4/8/3K4/8/8 w - - 0 1 bombs:-,-");
