@@ -179,7 +179,10 @@ impl Position {
         self.special && (self.variant != Variant::Bomb || self.bombs.unchosen(self.turn))
     }
 
-    /// Validates `setup` under the rules of `variant`, reporting every problem found.
+    /// Validates `setup` under the rules of `variant`, reporting every problem found. A
+    /// [`Setup`] has no bombs: a position of the bomb variant made here has none (both `-`);
+    /// [`Position::with_bombs`] adds them (as [`Position::from_fen`] does from the FEN's
+    /// bombs field).
     pub fn from_setup(
         setup: Setup,
         variant: Variant,
