@@ -203,7 +203,8 @@ pub enum BombFieldError {
         square: Square,
     },
     /// `?` where the setup phase cannot be: only `?,?` with White to move and
-    /// `<square>,?` with Black to move are setup positions.
+    /// `<square>,?` with Black to move are setup positions, with both kings, no king in
+    /// check, and a non-king piece for each side still to choose.
     SetupPhase(String),
     /// A hidden bomb (`x`): a view's FEN, not a position.
     Hidden,
@@ -236,7 +237,7 @@ impl fmt::Display for BombFieldError {
             }
             BombFieldError::SetupPhase(s) => write!(
                 f,
-                "invalid fen: {s} (the setup phase is bombs:?,? with White to move or bombs:<square>,? with Black to move, both kings on the board and Black not in check)"
+                "invalid fen: {s} (the setup phase is bombs:?,? with White to move or bombs:<square>,? with Black to move, both kings on the board, no king in check)"
             ),
             BombFieldError::BalancedStart => {
                 write!(
@@ -544,11 +545,15 @@ impl Position {
                     return setup_err("a side to choose a bomb has no piece but its king");
                 }
             }
-            // Play starts with White after the choices: Black may not be in check.
-            if let Some(king) = pos.board.king_of(Color::Black)
-                && pos.is_attacked_for_king(king, Color::Black, pos.board.occupied())
-            {
-                return setup_err("Black in check in a setup position");
+            // Nobody is in check during the choices: Black would be captured when play starts
+            // (White moves first), and a White check would make the position after White's
+            // choice one whose side not to move is in check.
+            for color in Color::ALL {
+                if let Some(king) = pos.board.king_of(color)
+                    && pos.is_attacked_for_king(king, color, pos.board.occupied())
+                {
+                    return setup_err("a king in check in a setup position");
+                }
             }
             pos.ep_square = None;
         }

@@ -336,7 +336,7 @@ fn at_the_start_the_opponent_cannot_have_lost_its_bomb() {
 fn bad_bomb_fields_are_typed_errors() {
     let board = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
     type Expected = fn(&BombFieldError) -> bool;
-    let cases: [(String, Expected); 9] = [
+    let cases: [(String, Expected); 10] = [
         (format!("{board} w KQkq - 0 1"), |e| *e == BombFieldError::Missing),
         (format!("{board} w KQkq - 0 1 bombs:e1,g8"), |e| {
             matches!(e, BombFieldError::NotAPiece { .. })
@@ -355,6 +355,9 @@ fn bad_bomb_fields_are_typed_errors() {
             matches!(e, BombFieldError::SetupPhase(_))
         }),
         (format!("{board} w KQkq - 0 1 bombs:d1"), |e| matches!(e, BombFieldError::Syntax(_))),
+        ("4k3/8/8/8/8/8/8/R3K2r w - - 0 1 bombs:?,?".into(), |e| {
+            matches!(e, BombFieldError::SetupPhase(_))
+        }),
         ("balanced".to_string(), |e| *e == BombFieldError::BalancedStart),
     ];
     for (fen, expected) in cases {
