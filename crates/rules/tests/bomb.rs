@@ -450,6 +450,17 @@ fn pgn_reveals_the_choices_in_tags_and_reads_back() {
     let written = game.write();
     assert!(written.contains("[WhiteBomb \"d1\"]\n[BlackBomb \"g8\"]"), "{written}");
     assert!(written.contains("1. e4 e5 2. Qd1* *"), "{written}");
+    // A game from a set-up position carries its FEN (with its bombs field); a winning
+    // detonation is written with `#`.
+    let start = pos("8/8/8/8/2k5/3N4/8/5K2 w - - 0 1 bombs:d3,-");
+    let mut game = atomzero_rules::PgnGame::new(start);
+    game.moves.push(Move::detonation(Square::D3));
+    game.result = "1-0".into();
+    let text = game.write();
+    assert!(text.contains("[FEN \"8/8/8/8/2k5/3N4/8/5K2 w - - 0 1 bombs:d3,-\"]"), "{text}");
+    assert!(text.contains("1. Nd3*# 1-0"), "{text}");
+    let back = read_pgn(&text).remove(0).unwrap();
+    assert_eq!((back.initial, &back.moves, &back.result), (start, &game.moves, &game.result));
     let bad = read_pgn("[Variant \"Bomb\"]\n[WhiteBomb \"e1\"]\n\n*\n").remove(0).unwrap_err();
     assert!(bad.to_string().contains("WhiteBomb"), "{bad}");
 }
