@@ -20,6 +20,8 @@ echo "== perft: published variant suites (full depth)"
 "$bin" perft --suite crates/rules/tests/data/atomic-variants.perft
 echo "== perft: the Balanced start (full depth; checked against shakmaty and Fairy-Stockfish)"
 "$bin" perft --suite crates/rules/tests/data/balanced.perft
+echo "== perft: the bomb variant (full depth; checked against python-chess + our own detonation code)"
+"$bin" perft --suite crates/rules/tests/data/bomb.perft
 
 times=()
 for script in scripts/checks/*.sh; do

@@ -50,7 +50,7 @@ fn check(pos: &Position, input: &str) {
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    for variant in Variant::ALL {
+    for variant in Variant::EVERY {
         if let Ok(pos) = Position::from_fen(text, variant) {
             check(&pos, text);
         }

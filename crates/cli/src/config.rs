@@ -102,6 +102,10 @@ mod tests {
         assert!(err.contains("visits"), "{err}");
         let err = Config::from_toml("variant = \"chess\"\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("unknown variant"), "{err}");
+        // The bomb variant is a known variant that nothing a config drives plays yet.
+        let err = Config::from_toml("variant = \"bomb\"\n", "x.toml").unwrap_err().to_string();
+        assert!(err.contains("the bomb variant is not supported by a config's `variant`"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
         let err = Config::from_toml("start = \"even\"\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("start: unknown start 'even'"), "{err}");
         let text = "start = \"balanced\"\n[run]\nopenings = \"book.epd\"\n";

@@ -85,6 +85,8 @@ pub fn run(args: ExportArgs) -> Result<()> {
     let device = DeviceKind::Cpu.device().map_err(|e| anyhow!("{e}"))?;
     let (net, provenance, source) = if args.model == "random" {
         let variant: Variant = args.variant.parse().map_err(|e| anyhow!("{e}"))?;
+        let variant =
+            variant.require_perfect_information("atomzero export").map_err(|e| anyhow!("{e}"))?;
         let config = match args.net {
             NetPreset::Tiny => NetConfig::tiny(),
             NetPreset::Default => NetConfig::default_size(),
@@ -140,6 +142,8 @@ pub fn run(args: ExportArgs) -> Result<()> {
 
     if let Some(dir) = &args.reference {
         let variant: Variant = provenance.variant.parse().map_err(|e| anyhow!("{e}"))?;
+        let variant =
+            variant.require_perfect_information("atomzero export").map_err(|e| anyhow!("{e}"))?;
         write_reference(&net, variant, args.seed, args.reference_positions, dir)?;
         println!("reference: {} positions in {}", args.reference_positions, dir.display());
     }

@@ -59,12 +59,18 @@ fn openings(path: Option<&Path>, variant: atomzero_rules::Variant) -> Result<Ope
     }
 }
 
+/// `--variant`, parsed: one of the perfect-information variants (`command` names the refuser).
+fn parse_variant(name: &str, command: &str) -> Result<atomzero_rules::Variant> {
+    let variant: atomzero_rules::Variant = name.parse().map_err(|e| anyhow!("{e}"))?;
+    variant.require_perfect_information(command).map_err(|e| anyhow!("{e}"))
+}
+
 pub fn run(args: MatchArgs) -> Result<()> {
     if args.engines.len() != 2 {
         bail!("give exactly two --engine specs (got {})", args.engines.len());
     }
     let config = Config::load(args.config.as_deref())?;
-    let variant: atomzero_rules::Variant = args.variant.parse().map_err(|e| anyhow!("{e}"))?;
+    let variant = parse_variant(&args.variant, "atomzero match")?;
     let start: atomzero_rules::Start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     let loader = NetLoader { device: config.device()? };
     let first = PlayerSpec::parse(&args.engines[0], &loader)
@@ -151,7 +157,7 @@ pub fn promote(candidate: &Path, dir: &Path) -> Result<PathBuf> {
 
 pub fn run_gate(args: GateArgs) -> Result<()> {
     let config = Config::load(args.config.as_deref())?;
-    let variant: atomzero_rules::Variant = args.variant.parse().map_err(|e| anyhow!("{e}"))?;
+    let variant = parse_variant(&args.variant, "atomzero gate")?;
     let start: atomzero_rules::Start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     let loader = NetLoader { device: config.device()? };
     let spec = |path: &Path, name: &str| {

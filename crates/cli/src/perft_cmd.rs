@@ -1,17 +1,19 @@
 //! `atomzero perft`: perft of one position (optionally split by move), or a whole suite file in
 //! the shakmaty/python-chess format (`id`, `epd`, `perft DEPTH NODES`). `--start balanced` (or
 //! `--fen balanced`, `epd balanced` in a suite) is the Balanced start's setup position, whose
-//! 16 removals are ply 1.
+//! 16 removals are ply 1. `--variant bomb` (or `# variant bomb` in a suite) counts the bomb
+//! variant's full-information move tree: FENs carry the bombs field (`bombs:d1,g8`), and the
+//! start position is the setup phase, whose two bomb choices are plies 1 and 2.
 
 use anyhow::{Context, Result, bail};
-use atomzero_rules::{BALANCED_FEN, CastlingMode, Position, Setup, Start, Variant, divide, perft};
+use atomzero_rules::{CastlingMode, Position, Start, Variant, divide, perft};
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Args, Debug)]
 pub struct PerftArgs {
-    /// Rule variant (atomic, nocheckatomic, atomar, deathmatch, pawnblast).
+    /// Rule variant (atomic, nocheckatomic, atomar, deathmatch, pawnblast, bomb).
     #[arg(long, default_value = "atomic")]
     variant: String,
     /// Start of the game (standard, balanced: White first removes one of the 16 pawns).
@@ -41,20 +43,25 @@ fn parse_variant(name: &str) -> Result<Variant> {
     name.parse::<Variant>().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// Reads a FEN (the castling mode detected unless forced; `balanced`; the bomb variant's
+/// bombs field).
 fn load_position(fen: &str, variant: Variant, force_960: bool) -> Result<Position> {
-    if fen.trim().eq_ignore_ascii_case(BALANCED_FEN) {
-        let mode = if force_960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
-        return Position::from_fen_with_mode(fen, variant, mode)
-            .map_err(|e| anyhow::anyhow!("{e}"));
-    }
-    let setup = Setup::from_fen(fen).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mode = if force_960 { CastlingMode::Chess960 } else { CastlingMode::detect(&setup) };
-    Position::from_setup(setup, variant, mode).map_err(|e| anyhow::anyhow!("{e}"))
+    let pos = if force_960 {
+        Position::from_fen_with_mode(fen, variant, CastlingMode::Chess960)
+    } else {
+        Position::from_fen(fen, variant)
+    };
+    pos.map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 pub fn run(args: PerftArgs) -> Result<ExitCode> {
     let variant = parse_variant(&args.variant)?;
     let start: Start = args.start.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if variant == Variant::Bomb && start != Start::Standard {
+        bail!(
+            "the bomb variant has no {start} start (it starts with its own setup phase: each side chooses its bomb)"
+        );
+    }
     if let Some(path) = &args.suite {
         if start != Start::Standard {
             bail!(

@@ -257,6 +257,7 @@ fn selfplay_bad_inputs_fail_cleanly() {
         ),
         (random(&["--config", bad_config]), "visitz"),
         (random(&["--variant", "chess"]), "unknown variant"),
+        (random(&["--variant", "bomb"]), "the bomb variant is not supported by"),
         (random(&["--openings", "/nonexistent.epd"]), "nonexistent.epd"),
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -468,6 +469,46 @@ fn serve_shows_a_run_and_plays_its_networks() {
     let o = atomzero(&["serve", "--run", dir.join("nothing").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("config.toml not found"), "{}", stderr(&o));
+}
+
+#[test]
+fn perft_of_the_bomb_variant_counts_the_choices_and_refuses_other_commands() {
+    for (depth, nodes) in [("1", 15), ("2", 225), ("3", 4725)] {
+        let o = atomzero(&["perft", "--variant", "bomb", "--depth", depth]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let expected = format!("Nodes searched: {nodes}");
+        assert!(stdout(&o).lines().any(|l| l == expected), "{}", stdout(&o));
+    }
+    let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 bombs:d1,g8";
+    let o = atomzero(&["perft", "--variant", "bomb", "--fen", fen, "--depth", "1", "--divide"]);
+    assert!(stdout(&o).contains("d1*: 1") && stdout(&o).contains("Nodes searched: 21"));
+    for (args, needle) in [
+        (
+            vec![
+                "perft",
+                "--variant",
+                "bomb",
+                "--fen",
+                "8/8/8/3k4/8/3K4/8/8 w - - 0 1",
+                "--depth",
+                "1",
+            ],
+            "seventh field",
+        ),
+        (
+            vec!["perft", "--variant", "bomb", "--start", "balanced", "--depth", "1"],
+            "no balanced start",
+        ),
+        (
+            vec!["match", "--variant", "bomb", "--engine", "random", "--engine", "random"],
+            "the bomb variant is not supported by atomzero match yet",
+        ),
+    ] {
+        let o = atomzero(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
 }
 
 #[test]

@@ -133,6 +133,9 @@ impl Encoder {
         }
         fill(flat, 17, (pos.halfmoves().min(100) as f32) / 100.0);
         fill(flat, 18, 1.0);
+        // The variants of `Variant::ALL` only: the bomb variant (hidden information) is
+        // refused where a variant enters the workspace (`Variant::require_perfect_information`)
+        // and has no plane; its encoding (per-player views) is issue 26's next step.
         let variant_index = Variant::ALL.iter().position(|&v| v == pos.variant()).unwrap_or(0);
         fill(flat, 19 + variant_index, 1.0);
         for (k, earlier) in history.iter().take(self.config.history).enumerate() {

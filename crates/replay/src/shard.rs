@@ -50,6 +50,9 @@ impl std::error::Error for ShardError {
 }
 
 fn encode_game(out: &mut Vec<u8>, game: &GameRecord) {
+    // Only the variants of `Variant::ALL` reach a shard: the bomb variant (hidden
+    // information) is refused where a variant enters the workspace (the run config, the CLI,
+    // UCI: `Variant::require_perfect_information`), before any game is played.
     let variant = Variant::ALL.iter().position(|&v| v == game.variant).unwrap_or(0) as u8;
     let flags = u8::from(game.chess960)
         | (u8::from(game.resign_disabled) << 1)

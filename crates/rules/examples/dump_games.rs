@@ -64,10 +64,12 @@ fn parse_args() -> Result<Args, String> {
         let number = || value.parse::<u64>().map_err(|e| format!("{flag} {value}: {e}"));
         match flag.as_str() {
             "--variant" => {
-                variant =
-                    Some(Variant::from_name(&value).ok_or_else(|| {
-                        format!("unknown variant '{value}' ({})", Variant::names())
-                    })?);
+                let parsed = Variant::from_name(&value)
+                    .ok_or_else(|| format!("unknown variant '{value}' ({})", Variant::names()))?;
+                // Fairy-Stockfish has no bomb variant to compare with.
+                variant = Some(
+                    parsed.require_perfect_information("dump_games").map_err(|e| e.to_string())?,
+                );
             }
             "--games" => games = Some(number()?),
             "--seed" => seed = Some(number()?),

@@ -196,6 +196,14 @@ impl Board {
                 | (attacks::pawn_attacks(!attacker, sq) & self.pawns()))
     }
 
+    /// Pieces of `attacker` that attack `sq`, given `occupied`, its king included (standard
+    /// chess, where kings attack: the bomb variant).
+    #[inline]
+    pub fn attackers(&self, sq: Square, attacker: Color, occupied: Bitboard) -> Bitboard {
+        self.attackers_without_king(sq, attacker, occupied)
+            | (attacks::king_attacks(sq) & self.kings() & self.by_color(attacker))
+    }
+
     /// Iterates over `(square, piece)` pairs, a1 first.
     pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
         self.occupied.into_iter().filter_map(move |sq| self.piece_at(sq).map(|p| (sq, p)))

@@ -5,9 +5,12 @@
 //! `KQkq` in standard castling and X-FEN in Chess960; the en-passant square is written only when
 //! an en-passant capture is legal. The setup position of the Balanced start, which no FEN can
 //! describe, is written and read as the keyword `balanced` ([`crate::BALANCED_FEN`]).
+//! A position of the bomb variant has a seventh field, its bombs (`bombs:d1,g8`: see
+//! [`crate::bomb`]), which that variant requires and every other rejects.
 
 use crate::bitboard::Bitboard;
 use crate::board::Board;
+use crate::bomb::{BombFieldError, parse_bombs_field, split_bombs_field};
 use crate::color::Color;
 use crate::position::{Position, PositionError};
 use crate::role::Piece;
@@ -68,6 +71,9 @@ pub enum FenError {
     Parse(ParseFenError),
     /// Parsed, but illegal under the variant.
     Position(PositionError),
+    /// The bomb variant's bombs field: missing, malformed, not fitting the position, or
+    /// given for another variant.
+    Bombs(BombFieldError),
 }
 
 impl fmt::Display for FenError {
@@ -75,6 +81,7 @@ impl fmt::Display for FenError {
         match self {
             FenError::Parse(e) => e.fmt(f),
             FenError::Position(e) => e.fmt(f),
+            FenError::Bombs(e) => e.fmt(f),
         }
     }
 }
@@ -84,6 +91,12 @@ impl std::error::Error for FenError {}
 impl From<ParseFenError> for FenError {
     fn from(e: ParseFenError) -> FenError {
         FenError::Parse(e)
+    }
+}
+
+impl From<BombFieldError> for FenError {
+    fn from(e: BombFieldError) -> FenError {
+        FenError::Bombs(e)
     }
 }
 
@@ -267,12 +280,40 @@ impl Position {
     /// than the corner rooks of an e-file king switch to Chess960 castling. `balanced` is the
     /// setup position of the Balanced start.
     pub fn from_fen(fen: &str, variant: Variant) -> Result<Position, FenError> {
+        Position::read_fen(fen, variant, None)
+    }
+
+    /// [`Position::from_fen`] and [`Position::from_fen_with_mode`] (`None`: detect the mode).
+    fn read_fen(
+        fen: &str,
+        variant: Variant,
+        mode: Option<CastlingMode>,
+    ) -> Result<Position, FenError> {
+        let bombs = variant.rules().hidden_bombs;
         if is_balanced_keyword(fen) {
-            return Ok(Position::start(variant, Start::Balanced));
+            if bombs {
+                return Err(BombFieldError::BalancedStart.into());
+            }
+            let pos = Position::start(variant, Start::Balanced);
+            return Ok(match mode {
+                Some(mode) => pos.with_castling_mode(mode)?,
+                None => pos,
+            });
         }
-        let setup = Setup::from_fen(fen)?;
-        let mode = CastlingMode::detect(&setup);
-        Ok(Position::from_setup(setup, variant, mode)?)
+        let (head, field) = split_bombs_field(fen);
+        let slots = match (field, bombs) {
+            (Some(field), true) => Some(parse_bombs_field(field)?),
+            (None, false) => None,
+            (None, true) => return Err(BombFieldError::Missing.into()),
+            (Some(_), false) => return Err(BombFieldError::NotBombVariant(variant).into()),
+        };
+        let setup = Setup::from_fen(head)?;
+        let mode = mode.unwrap_or_else(|| CastlingMode::detect(&setup));
+        let pos = Position::from_setup(setup, variant, mode)?;
+        Ok(match slots {
+            Some(slots) => pos.with_bombs(slots)?,
+            None => pos,
+        })
     }
 
     /// Parses a FEN with an explicit castling mode.
@@ -281,32 +322,39 @@ impl Position {
         variant: Variant,
         mode: CastlingMode,
     ) -> Result<Position, FenError> {
-        if is_balanced_keyword(fen) {
-            return Ok(Position::start(variant, Start::Balanced).with_castling_mode(mode)?);
-        }
-        Ok(Position::from_setup(Setup::from_fen(fen)?, variant, mode)?)
+        Position::read_fen(fen, variant, Some(mode))
     }
 
-    /// The FEN (X-FEN in Chess960 mode); `balanced` in the Balanced start's setup phase.
+    /// The FEN (X-FEN in Chess960 mode); `balanced` in the Balanced start's setup phase; with
+    /// the bombs field in the bomb variant.
     pub fn fen(&self) -> String {
-        if self.setup_phase {
-            return BALANCED_FEN.to_string();
-        }
-        self.to_setup().write_fen(self.castling_mode, false)
+        self.write_fen(false)
     }
 
     /// The Shredder-FEN (castling rights as rook files); `balanced` in the setup phase.
     pub fn shredder_fen(&self) -> String {
-        if self.setup_phase {
-            return BALANCED_FEN.to_string();
-        }
-        self.to_setup().write_fen(self.castling_mode, true)
+        self.write_fen(true)
     }
 
-    /// The FEN without the two clocks (EPD style), as used to compare positions.
+    fn write_fen(&self, shredder: bool) -> String {
+        let bombs = self.variant.rules().hidden_bombs;
+        if self.is_setup_phase() && !bombs {
+            return BALANCED_FEN.to_string();
+        }
+        let fen = self.to_setup().write_fen(self.castling_mode, shredder);
+        if bombs { format!("{fen} {}", self.bombs_field()) } else { fen }
+    }
+
+    /// The FEN without the two clocks (EPD style), as used to compare positions (the bomb
+    /// variant's bombs field kept).
     pub fn epd(&self) -> String {
         let fen = self.fen();
-        fen.rsplitn(3, ' ').nth(2).unwrap_or(&fen).to_string()
+        let (head, bombs) = split_bombs_field(&fen);
+        let head = head.rsplitn(3, ' ').nth(2).unwrap_or(head);
+        match bombs {
+            Some(bombs) => format!("{head} {bombs}"),
+            None => head.to_string(),
+        }
     }
 }
 

@@ -8,6 +8,8 @@
 //! - [`Position::legal_moves`], [`Position::play`] (checked) and [`Position::play_unchecked`].
 //! - [`Start`]: the standard start or the Balanced start, whose setup phase has White remove
 //!   one pawn before Black moves first ([`Position::start`], [`start`]).
+//! - The bomb variant ([`bomb`]): standard chess with a secret bomb per side, detonated as a
+//!   move; a game of hidden information, with per-player views ([`Position::view`]).
 //! - Notation: FEN/X-FEN/Shredder-FEN ([`fen`]), UCI ([`uci`]), SAN ([`san`]), PGN ([`pgn`]).
 //! - Game ends: [`Position::outcome`] for the position alone, [`Game::outcome`] with repetitions.
 //! - [`perft()`] for testing move generation.
@@ -25,6 +27,7 @@
 pub mod attacks;
 pub mod bitboard;
 pub mod board;
+pub mod bomb;
 pub mod color;
 pub mod fen;
 pub mod game;
@@ -46,6 +49,9 @@ pub mod zobrist;
 
 pub use bitboard::Bitboard;
 pub use board::Board;
+pub use bomb::{
+    BombCandidates, BombFieldError, BombSlot, BombView, DeterminizeError, OpponentBomb,
+};
 pub use color::{ByColor, Color};
 pub use fen::{FenError, ParseFenError, STARTING_FEN};
 pub use game::Game;
@@ -60,4 +66,4 @@ pub use setup::{CastlingMode, Setup};
 pub use square::{File, Rank, Square};
 pub use start::{BALANCED_FEN, Start, UnknownStart};
 pub use uci::{UciError, UciMove};
-pub use variant::{Rules, UnknownVariant, Variant};
+pub use variant::{Rules, UnknownVariant, UnsupportedVariant, Variant};

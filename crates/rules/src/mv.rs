@@ -37,6 +37,12 @@ pub enum MoveKind {
 /// `Normal`, which no move on the board can be, so the packing (and every file that stores
 /// it) is unchanged.
 ///
+/// The two moves of the bomb variant ([`crate::bomb`]) are packed the same way, `from == to`
+/// with another kind: [`Move::bomb_choice`] (kind bits 1) and [`Move::detonation`] (kind
+/// bits 2). Their [`Move::kind`] reads `DoublePush` and `EnPassant` respectively, which means
+/// nothing for them: ask [`Move::is_bomb_choice`] and [`Move::is_detonation`] (or
+/// [`Move::is_on_one_square`] for all three moves from a square to itself) first.
+///
 /// Stored packed as [`Move::to_u16`] gives it (from, to, kind in 16 bits): move lists and the
 /// search tree write each move with one store.
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
@@ -67,6 +73,45 @@ impl Move {
     #[inline]
     pub const fn is_removal(self) -> bool {
         self.0 == (self.0 & 63) * 65
+    }
+
+    /// The bomb variant's setup move: the side to move chooses its piece on `square` as its
+    /// bomb (no legality implied).
+    #[inline]
+    pub const fn bomb_choice(square: Square) -> Move {
+        Move::new(square, square, MoveKind::DoublePush)
+    }
+
+    /// The bits of [`Move::bomb_choice`] of the square with index `square`.
+    #[inline]
+    pub(crate) const fn bomb_choice_bits(square: u16) -> u16 {
+        (square * 65) | ((MoveKind::DoublePush as u16) << 12)
+    }
+
+    /// True for a bomb choice ([`Move::bomb_choice`]).
+    #[inline]
+    pub const fn is_bomb_choice(self) -> bool {
+        self.0 == Move::bomb_choice_bits(self.0 & 63)
+    }
+
+    /// The bomb variant's detonation of the mover's bomb standing on `square` (no legality
+    /// implied).
+    #[inline]
+    pub const fn detonation(square: Square) -> Move {
+        Move::new(square, square, MoveKind::EnPassant)
+    }
+
+    /// True for a detonation ([`Move::detonation`]).
+    #[inline]
+    pub const fn is_detonation(self) -> bool {
+        self.0 == ((self.0 & 63) * 65) | ((MoveKind::EnPassant as u16) << 12)
+    }
+
+    /// True for the moves from a square to itself: removals, bomb choices, detonations (and
+    /// bit patterns no legal move has).
+    #[inline]
+    pub const fn is_on_one_square(self) -> bool {
+        (self.0 & 63) == (self.0 >> 6) & 63
     }
 
     /// The bits of a move from `from` of `kind` without its destination (for
@@ -154,6 +199,12 @@ impl fmt::Debug for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_removal() {
             return write!(f, "@{}", self.from());
+        }
+        if self.is_bomb_choice() {
+            return write!(f, "bomb@{}", self.from());
+        }
+        if self.is_detonation() {
+            return write!(f, "{}*", self.from());
         }
         write!(f, "{}{}", self.from(), self.to())?;
         match self.kind() {
@@ -344,6 +395,26 @@ mod tests {
             }
             for other in (0..64).filter_map(Square::new).filter(|&o| o != sq) {
                 assert!(!Move::new(sq, other, MoveKind::Normal).is_removal());
+            }
+        }
+    }
+
+    #[test]
+    fn bomb_moves_are_their_own_kinds_of_moves_from_a_square_to_itself() {
+        for sq in (0..64).filter_map(Square::new) {
+            let (choice, detonation) = (Move::bomb_choice(sq), Move::detonation(sq));
+            assert!(choice.is_bomb_choice() && !choice.is_detonation() && !choice.is_removal());
+            assert!(detonation.is_detonation() && !detonation.is_bomb_choice());
+            assert!(!detonation.is_removal() && !Move::removal(sq).is_bomb_choice());
+            assert!(choice.is_on_one_square() && detonation.is_on_one_square());
+            assert_eq!(Move::from_u16(choice.to_u16()), Some(choice));
+            assert_eq!(Move::from_u16(detonation.to_u16()), Some(detonation));
+            assert_eq!(format!("{detonation:?}"), format!("{sq}*"));
+            for other in (0..64).filter_map(Square::new).filter(|&o| o != sq) {
+                for kind in [MoveKind::DoublePush, MoveKind::EnPassant] {
+                    let m = Move::new(sq, other, kind);
+                    assert!(!m.is_bomb_choice() && !m.is_detonation() && !m.is_on_one_square());
+                }
             }
         }
     }

@@ -8,7 +8,8 @@ use std::fmt;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Termination {
-    /// A king was blown up.
+    /// A king was blown up (in the bomb variant also the mover's own king by its detonation:
+    /// the side whose king is left wins).
     KingExploded,
     /// A king was captured (atomar, where kings are immune to blasts).
     KingCaptured,
@@ -26,11 +27,13 @@ pub enum Termination {
     NoPiecesLeft,
     /// Deathmatch: the last explosion cleared the board.
     BoardCleared,
+    /// Bomb variant: a detonation removed both kings (a draw).
+    BothKingsExploded,
 }
 
 impl Termination {
     /// Every termination.
-    pub const ALL: [Termination; 9] = [
+    pub const ALL: [Termination; 10] = [
         Termination::KingExploded,
         Termination::KingCaptured,
         Termination::Checkmate,
@@ -40,6 +43,7 @@ impl Termination {
         Termination::ThreefoldRepetition,
         Termination::NoPiecesLeft,
         Termination::BoardCleared,
+        Termination::BothKingsExploded,
     ];
 
     /// Lower-case description, also used in PGN `[Termination]` tags.
@@ -54,6 +58,7 @@ impl Termination {
             Termination::ThreefoldRepetition => "threefold repetition",
             Termination::NoPiecesLeft => "no pieces left",
             Termination::BoardCleared => "board cleared",
+            Termination::BothKingsExploded => "both kings exploded",
         }
     }
 

@@ -8,7 +8,15 @@
 //! setup position plus the removal and checks that the FEN is the position the removal leaves.
 //! `[Balanced "-"]` (no `[FEN]`) is a game still in the setup phase, whose movetext may start
 //! with the removal in SAN (`@e2`).
+//!
+//! A game of the bomb variant ([`crate::bomb`]) records the two hidden choices in tags,
+//! `[WhiteBomb "d1"]` and `[BlackBomb "g8"]` (the chosen pieces' squares, revealed when the
+//! game is written, so write it when the game is over; `-` for a side that has not chosen
+//! yet), and its movetext starts with White's first move; detonations are SAN tokens such as
+//! `Qd1*`. A `[FEN]` is written only for a game that does not start at the standard setup
+//! position; it carries its own bombs field (e.g. `bombs:?,?`).
 
+use crate::color::Color;
 use crate::fen::{FenError, STARTING_FEN};
 use crate::mv::Move;
 use crate::position::Position;
@@ -92,9 +100,29 @@ impl PgnGame {
         };
         tag("Variant", self.tag("Variant").unwrap_or(&variant));
         // The Balanced start: the removal goes into a tag and the movetext starts after it.
+        // The bomb variant: so do the two choices.
         let mut movetext_start = self.initial;
         let mut moves = self.moves.as_slice();
-        if self.initial.is_setup_phase() {
+        let bombs = self.initial.variant().rules().hidden_bombs;
+        if bombs {
+            while movetext_start.is_setup_phase() {
+                let name = bomb_tag(movetext_start.turn());
+                match moves.split_first() {
+                    Some((&choice, rest)) if choice.is_bomb_choice() => {
+                        tag(name, &choice.from().to_string());
+                        movetext_start.play_unchecked(choice);
+                        moves = rest;
+                    }
+                    _ => {
+                        tag(name, "-");
+                        if movetext_start.turn() == Color::White {
+                            tag(bomb_tag(Color::Black), "-");
+                        }
+                        break;
+                    }
+                }
+            }
+        } else if self.initial.is_setup_phase() {
             match moves.split_first() {
                 Some((&removal, rest)) if removal.is_removal() => {
                     tag("Balanced", &removal.from().to_string());
@@ -104,15 +132,26 @@ impl PgnGame {
                 _ => tag("Balanced", "-"),
             }
         }
-        let standard_start = movetext_start.fen() == STARTING_FEN
-            && movetext_start.castling_mode() == CastlingMode::Standard;
-        if !standard_start && !movetext_start.is_setup_phase() {
-            tag("SetUp", "1");
-            tag("FEN", &movetext_start.fen());
+        if bombs {
+            // The choices are in the tags: the [FEN] is the position before them.
+            if self.initial != Position::new(crate::Variant::Bomb) {
+                tag("SetUp", "1");
+                tag("FEN", &self.initial.fen());
+            }
+        } else {
+            let standard_start = movetext_start.fen() == STARTING_FEN
+                && movetext_start.castling_mode() == CastlingMode::Standard;
+            if !standard_start && !movetext_start.is_setup_phase() {
+                tag("SetUp", "1");
+                tag("FEN", &movetext_start.fen());
+            }
         }
         for (name, value) in &self.tags {
             let written = ROSTER.iter().any(|(n, _)| n == name)
-                || matches!(name.as_str(), "Result" | "Variant" | "SetUp" | "FEN" | "Balanced");
+                || matches!(
+                    name.as_str(),
+                    "Result" | "Variant" | "SetUp" | "FEN" | "Balanced" | "WhiteBomb" | "BlackBomb"
+                );
             if !written {
                 tag(name, value);
             }
@@ -161,6 +200,9 @@ pub enum PgnErrorKind {
     /// A bad `[Balanced]` tag (not a square, not a pawn's square, or a `[FEN]` that is not the
     /// position the removal leaves).
     Balanced(String),
+    /// A bad `[WhiteBomb]`/`[BlackBomb]` tag (not a square, or not a piece its side could
+    /// choose).
+    Bomb(String),
     /// A move that does not parse or is illegal.
     Move {
         /// 1-based half-move number within the game.
@@ -187,6 +229,7 @@ impl fmt::Display for PgnError {
             PgnErrorKind::Variant(e) => e.fmt(f),
             PgnErrorKind::Fen(e) => e.fmt(f),
             PgnErrorKind::Balanced(e) => write!(f, "[Balanced]: {e}"),
+            PgnErrorKind::Bomb(e) => write!(f, "bomb tags: {e}"),
             PgnErrorKind::Move { ply, error } => write!(f, "ply {ply}: {error}"),
         }
     }
@@ -366,6 +409,9 @@ fn build_game(index: usize, raw: RawGame) -> Result<PgnGame, PgnError> {
     };
     // "Atomic960" (and the like) asks for Chess960 castling; otherwise the FEN decides.
     let chess960 = tag("Variant").is_some_and(|v| v.trim().ends_with("960"));
+    if variant.rules().hidden_bombs {
+        return build_bomb_game(index, &raw, variant, chess960);
+    }
     if let Some(value) = tag("Balanced") {
         return build_balanced_game(index, &raw, variant, chess960, value);
     }
@@ -428,6 +474,55 @@ fn build_balanced_game(
         }
     }
     let moves = read_moves(index, raw, after, vec![removal])?;
+    Ok(PgnGame { result: result_of(raw), tags: raw.tags.clone(), initial, moves })
+}
+
+/// The name of the tag of `color`'s bomb.
+fn bomb_tag(color: Color) -> &'static str {
+    color.fold("WhiteBomb", "BlackBomb")
+}
+
+/// A game of the bomb variant: its start (a `[FEN]` with a bombs field, or the standard setup
+/// position), the choices its `[WhiteBomb]`/`[BlackBomb]` tags name, and the movetext.
+fn build_bomb_game(
+    index: usize,
+    raw: &RawGame,
+    variant: Variant,
+    chess960: bool,
+) -> Result<PgnGame, PgnError> {
+    let err = |kind| PgnError { game: index, kind };
+    let tag = |name: &str| raw.tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let initial = match tag("FEN") {
+        Some(fen) if chess960 => Position::from_fen_with_mode(fen, variant, CastlingMode::Chess960),
+        Some(fen) => Position::from_fen(fen, variant),
+        None if chess960 => Position::new(variant)
+            .with_castling_mode(CastlingMode::Chess960)
+            .map_err(crate::FenError::from),
+        None => Ok(Position::new(variant)),
+    }
+    .map_err(|e| err(PgnErrorKind::Fen(e)))?;
+    let mut pos = initial;
+    let mut moves = Vec::new();
+    while pos.is_setup_phase() {
+        let name = bomb_tag(pos.turn());
+        let value = match tag(name).map(str::trim) {
+            None | Some("-" | "?" | "") => break,
+            Some(value) => value,
+        };
+        let short: String = value.chars().take(16).collect();
+        let square: Square = value
+            .parse()
+            .map_err(|_| err(PgnErrorKind::Bomb(format!("[{name}] '{short}' is not a square"))))?;
+        let choice = Move::bomb_choice(square);
+        pos = pos.play(choice).map_err(|_| {
+            err(PgnErrorKind::Bomb(format!(
+                "[{name}] {square} holds no piece {} could choose",
+                pos.turn()
+            )))
+        })?;
+        moves.push(choice);
+    }
+    let moves = read_moves(index, raw, pos, moves)?;
     Ok(PgnGame { result: result_of(raw), tags: raw.tags.clone(), initial, moves })
 }
 

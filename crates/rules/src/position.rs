@@ -1,11 +1,13 @@
 //! [`Position`]: a validated position of one [`Variant`], with move generation (see
 //! `movegen.rs`), move making with incremental Zobrist hashing, and position-level game ends.
 //! A position may be in the setup phase of the Balanced start ([`crate::start`]), where the
-//! legal moves are pawn removals.
+//! legal moves are pawn removals, or of the bomb variant ([`crate::bomb`]), where they are
+//! bomb choices. In the bomb variant a position is the full state, both bombs included.
 
 use crate::attacks;
 use crate::bitboard::Bitboard;
 use crate::board::Board;
+use crate::bomb::BombState;
 use crate::color::Color;
 use crate::mv::{Move, MoveKind, MoveList};
 use crate::outcome::{Outcome, Termination};
@@ -101,7 +103,9 @@ impl std::error::Error for PlayError {}
 /// Invariant: `ep_square` is `Some` only if an en-passant capture is legal, so that equal
 /// positions compare and hash equal; `hash` equals [`Position::compute_hash`]. Only
 /// [`Position::start`] makes a position in the setup phase (the standard board, White to
-/// remove a pawn); it is left by playing a removal.
+/// remove a pawn); it is left by playing a removal. In the bomb variant the setup phase is
+/// that of [`Position::new`] (each side chooses its bomb, White first) and `bombs` holds
+/// each side's bomb square (`None`: not chosen yet, captured or detonated).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Position {
     pub(crate) board: Board,
@@ -112,8 +116,17 @@ pub struct Position {
     pub(crate) halfmoves: u32,
     pub(crate) fullmoves: u32,
     pub(crate) variant: Variant,
-    /// The setup phase of the Balanced start: the side to move removes a pawn.
-    pub(crate) setup_phase: bool,
+    /// True in the Balanced start's setup phase (the side to move removes a pawn) and always
+    /// in the bomb variant (whose setup phase is in `bombs`: the side to move has not chosen
+    /// yet): move generation and move making test this one flag and leave the standard path
+    /// for a cold one.
+    pub(crate) special: bool,
+    /// The bomb variant's bomb of each side (always a square holding a non-king piece of
+    /// that side; none in every other variant),
+    /// and which sides have detonated (public; not in the hash: it changes no rule, and a
+    /// detonation is irreversible). Two bytes, so that a `Position` stays 104 bytes (at 112
+    /// atomic perft was slower).
+    pub(crate) bombs: BombState,
     pub(crate) hash: u64,
 }
 
@@ -124,7 +137,8 @@ impl Default for Position {
 }
 
 impl Position {
-    /// The standard starting position of `variant`.
+    /// The standard starting position of `variant` (in the bomb variant, in the setup phase:
+    /// White to choose its bomb).
     pub fn new(variant: Variant) -> Position {
         let setup = Setup::standard();
         let mut pos = Position {
@@ -136,7 +150,8 @@ impl Position {
             halfmoves: 0,
             fullmoves: 1,
             variant,
-            setup_phase: false,
+            special: variant.rules().hidden_bombs,
+            bombs: if variant.rules().hidden_bombs { BombState::UNCHOSEN } else { BombState::NONE },
             hash: 0,
         };
         pos.hash = pos.compute_hash();
@@ -145,23 +160,29 @@ impl Position {
 
     /// The position a game of `variant` starts from: [`Position::new`] for the standard start,
     /// the same board in the setup phase for the Balanced start (White to remove a pawn).
+    /// The bomb variant has its own setup phase and no Balanced start: it always starts at
+    /// [`Position::new`] (callers that take a start refuse the pair, e.g. `atomzero perft`).
     pub fn start(variant: Variant, start: Start) -> Position {
         let mut pos = Position::new(variant);
-        if start == Start::Balanced {
-            pos.setup_phase = true;
+        if start == Start::Balanced && !variant.rules().hidden_bombs {
+            pos.special = true;
             pos.hash = pos.compute_hash();
         }
         pos
     }
 
-    /// True in the setup phase of the Balanced start, before White's removal: the legal moves
-    /// are [`Move::removal`]s of the pawns.
+    /// True in a setup phase: of the Balanced start, before White's removal (the legal moves
+    /// are [`Move::removal`]s of the pawns); of the bomb variant, before both sides have chosen
+    /// their bombs (the legal moves are [`Move::bomb_choice`]s of the mover's non-king pieces).
     #[inline]
     pub fn is_setup_phase(&self) -> bool {
-        self.setup_phase
+        self.special && (self.variant != Variant::Bomb || self.bombs.unchosen(self.turn))
     }
 
-    /// Validates `setup` under the rules of `variant`, reporting every problem found.
+    /// Validates `setup` under the rules of `variant`, reporting every problem found. A
+    /// [`Setup`] has no bombs: a position of the bomb variant made here has none (both `-`);
+    /// [`Position::with_bombs`] adds them (as [`Position::from_fen`] does from the FEN's
+    /// bombs field).
     pub fn from_setup(
         setup: Setup,
         variant: Variant,
@@ -175,7 +196,9 @@ impl Position {
         // Kings: royal variants and atomar lose kings only to the opponent's move, so only the
         // side to move may be without one; in no-check variants the mover can lose its own king
         // (even both kings and everything else: an empty board is a reachable final position).
-        let only_mover_may_lack_king = rules.royal_kings || rules.kings_blast_immune;
+        // The bomb variant: a detonation may remove either king or both (the game is over).
+        let only_mover_may_lack_king =
+            (rules.royal_kings || rules.kings_blast_immune) && !rules.hidden_bombs;
         if board.occupied().is_empty() && only_mover_may_lack_king {
             errors.push(PositionErrorKind::EmptyBoard);
         }
@@ -222,7 +245,8 @@ impl Position {
             halfmoves: setup.halfmoves,
             fullmoves: setup.fullmoves.max(1),
             variant,
-            setup_phase: false,
+            special: rules.hidden_bombs,
+            bombs: BombState::NONE,
             hash: 0,
         };
         if rules.royal_kings
@@ -309,10 +333,9 @@ impl Position {
             return Ok(*self);
         }
         let mut pos = Position::from_setup(self.to_setup(), self.variant, mode)?;
-        if self.setup_phase {
-            pos.setup_phase = true;
-            pos.hash = pos.compute_hash();
-        }
+        pos.special = self.special;
+        pos.bombs = self.bombs;
+        pos.hash = pos.compute_hash();
         Ok(pos)
     }
 
@@ -329,15 +352,21 @@ impl Position {
         if self.turn == Color::Black {
             hash ^= zobrist::black_to_move_key();
         }
-        if self.setup_phase {
+        if self.is_setup_phase() {
             hash ^= zobrist::setup_phase_key();
+        }
+        for color in Color::ALL {
+            if let Some(bomb) = self.bombs.get(color) {
+                hash ^= zobrist::bomb_key(color, bomb);
+            }
         }
         hash
     }
 
     /// True if `sq` would be attacked for a king of `defender` standing there, given
     /// `occupied`: some non-king enemy piece attacks it, the enemy has a king, and that king is
-    /// not adjacent (touching kings nullify check).
+    /// not adjacent (touching kings nullify check). Where kings attack (the bomb variant's
+    /// standard chess), any enemy piece attacking it, the king included.
     #[inline]
     pub(crate) fn is_attacked_for_king(
         &self,
@@ -345,10 +374,26 @@ impl Position {
         defender: Color,
         occupied: Bitboard,
     ) -> bool {
+        self.is_attacked_for_king_in(sq, defender, occupied, self.variant.rules().kings_attack)
+    }
+
+    /// [`Position::is_attacked_for_king`] with the variant's `Rules::kings_attack` given by a
+    /// caller that holds the rules (looking them up again here cost atomic perft a few
+    /// percent). The flag is read only when the enemy king is adjacent, where it alone
+    /// decides; without an enemy king nothing attacks (the game is over).
+    #[inline]
+    pub(crate) fn is_attacked_for_king_in(
+        &self,
+        sq: Square,
+        defender: Color,
+        occupied: Bitboard,
+        kings_attack: bool,
+    ) -> bool {
         let attacker = !defender;
         match self.board.king_of(attacker) {
             None => false,
-            Some(k) if attacks::king_attacks(sq).contains(k) => false,
+            // Touching kings: no check in atomic, an attack where kings attack.
+            Some(k) if attacks::king_attacks(sq).contains(k) => kings_attack,
             Some(_) => self.board.attackers_without_king(sq, attacker, occupied).any(),
         }
     }
@@ -404,7 +449,7 @@ impl Position {
     /// explode under this variant.
     pub fn blast(&self, capturer: Role, to: Square) -> Bitboard {
         let rules = self.variant.rules();
-        if capturer == Role::Pawn && !rules.pawn_captures_explode {
+        if !rules.captures_explode || (capturer == Role::Pawn && !rules.pawn_captures_explode) {
             return Bitboard::EMPTY;
         }
         let mut blast = attacks::king_attacks(to) & self.board.occupied();
@@ -441,8 +486,7 @@ impl Position {
     /// Plays `m`, which must come from [`Position::legal_moves`] (otherwise the result is an
     /// unspecified but memory-safe position; a move from an empty square does nothing).
     pub fn play_unchecked(&mut self, m: Move) {
-        if self.setup_phase {
-            self.play_removal(m);
+        if self.special && self.play_special(m) {
             return;
         }
         let us = self.turn;
@@ -542,6 +586,20 @@ impl Position {
         }
     }
 
+    /// The moves that are not played on the standard path: the Balanced start's removal, the
+    /// bomb variant's choices and detonations (true: played), and the bomb variant's
+    /// bookkeeping before a board move (false: the board move is still to be played).
+    #[cold]
+    #[inline(never)]
+    fn play_special(&mut self, m: Move) -> bool {
+        if self.variant == Variant::Bomb {
+            self.play_bomb_move(m)
+        } else {
+            self.play_removal(m);
+            true
+        }
+    }
+
     /// Plays a move of the setup phase: removes the piece on the move's origin square (a pawn
     /// for a legal removal), ends the setup phase and passes the turn. The half-move clock
     /// restarts (a pawn left the board); the move number advances after Black as usual.
@@ -559,7 +617,7 @@ impl Position {
         let rights = self.castling_rights & !Bitboard::from(m.from());
         hash ^= zobrist::castling_keys(self.castling_rights ^ rights);
         self.castling_rights = rights;
-        self.setup_phase = false;
+        self.special = false;
         self.halfmoves = 0;
         self.fullmoves = self.fullmoves.saturating_add(u32::from(self.turn == Color::Black));
         self.turn = !self.turn;
@@ -608,6 +666,10 @@ impl Position {
                     }
                     (false, false) => Some(Outcome::draw(Termination::BoardCleared)),
                 }
+            }
+            // The bomb variant: a detonation that removes both kings draws.
+            (false, false) if rules.hidden_bombs => {
+                Some(Outcome::draw(Termination::BothKingsExploded))
             }
             // One move removed both kings: the mover (the side not to move) loses.
             (false, false) => Some(Outcome::decisive(self.turn, reason)),
@@ -737,7 +799,8 @@ impl Position {
             halfmoves: self.halfmoves,
             fullmoves: self.fullmoves,
             variant: self.variant,
-            setup_phase: self.setup_phase,
+            special: self.special,
+            bombs: self.bombs.flip_colors(),
             hash: 0,
         };
         pos.hash = pos.compute_hash();

@@ -1,6 +1,9 @@
 //! Standard algebraic notation (SAN): writing with minimal disambiguation and `+`/`#` suffixes
 //! (`#` when the move explodes or captures the enemy king, or mates), and lenient reading.
-//! A removal in the Balanced start's setup phase is written `@e2`, as in UCI.
+//! A removal in the Balanced start's setup phase is written `@e2`, as in UCI; so is a bomb
+//! choice in the bomb variant's. A detonation is the bomb's piece letter, its square and `*`
+//! (`Qd1*`, a pawn `e4*`), with the suffix of what it leaves (`#` if it blows up the enemy
+//! king alone or mates; `d1*` without the letter is read too). See [`crate::bomb`].
 
 use crate::mv::Move;
 use crate::position::Position;
@@ -34,7 +37,7 @@ impl std::error::Error for SanError {}
 impl Position {
     /// The SAN of legal move `m`, with its `+`/`#` suffix.
     pub fn san(&self, m: Move) -> String {
-        if m.is_removal() {
+        if m.is_removal() || m.is_bomb_choice() {
             return self.san_without_suffix(m);
         }
         let mut san = self.san_without_suffix(m);
@@ -52,8 +55,14 @@ impl Position {
 
     /// The SAN of legal move `m` without a check suffix.
     pub fn san_without_suffix(&self, m: Move) -> String {
-        if m.is_removal() {
+        if m.is_removal() || m.is_bomb_choice() {
             return format!("@{}", m.from());
+        }
+        if m.is_detonation() {
+            return match self.board.role_at(m.from()) {
+                Some(Role::Pawn) | None => format!("{}*", m.from()),
+                Some(role) => format!("{}{}*", role.upper_char(), m.from()),
+            };
         }
         if m.is_castle() {
             return if m.to().file() > m.from().file() { "O-O".into() } else { "O-O-O".into() };
@@ -112,11 +121,37 @@ impl Position {
             return Err(syntax());
         }
         let legal = self.legal_moves();
-        if let Some(square) = s.strip_prefix('@') {
+        let special = if let Some(square) = s.strip_prefix('@') {
             let square: Square = square.parse().map_err(|_| syntax())?;
-            let removal = Move::removal(square);
-            return if legal.contains(&removal) {
-                Ok(removal)
+            Some(if self.variant.rules().hidden_bombs {
+                Move::bomb_choice(square)
+            } else {
+                Move::removal(square)
+            })
+        } else if let Some(body) = s.strip_suffix('*') {
+            // `Qd1*` or `d1*`: the letter, when given, must be the bomb's piece.
+            let (letter, square) = match body.len() {
+                2 => (None, body),
+                3 => (
+                    Role::from_char(body.as_bytes()[0] as char)
+                        .filter(|_| body.as_bytes()[0].is_ascii_uppercase())
+                        .map(Some)
+                        .ok_or_else(syntax)?,
+                    &body[1..],
+                ),
+                _ => return Err(syntax()),
+            };
+            let square: Square = square.parse().map_err(|_| syntax())?;
+            if letter.is_some_and(|role| self.board.role_at(square) != Some(role)) {
+                return Err(SanError::Illegal(text.chars().take(32).collect()));
+            }
+            Some(Move::detonation(square))
+        } else {
+            None
+        };
+        if let Some(m) = special {
+            return if legal.contains(&m) {
+                Ok(m)
             } else {
                 Err(SanError::Illegal(text.chars().take(32).collect()))
             };
@@ -187,7 +222,7 @@ impl Position {
             .copied()
             .filter(|m| {
                 !m.is_castle()
-                    && !m.is_removal()
+                    && !m.is_on_one_square()
                     && m.to() == to
                     && m.promotion() == promotion
                     && self.board.role_at(m.from()) == Some(role)

@@ -1,7 +1,9 @@
 //! UCI long algebraic move notation: `e2e4`, `e7e8q`, castling `e1g1` (standard) or
-//! king-takes-rook `e1h1` (Chess960), null move `0000`, and `@e2` for White's removal of the
-//! pawn on e2 in the setup phase of the Balanced start (this project's token: see
-//! [`crate::start`]).
+//! king-takes-rook `e1h1` (Chess960), null move `0000`, and this project's tokens for the
+//! moves from a square to itself: `@e2` for a setup move (White's removal of the pawn on e2 in
+//! the setup phase of the Balanced start, see [`crate::start`]; in the bomb variant's setup
+//! phase the choice of the piece on e2 as the mover's bomb, see [`crate::bomb`]) and `d1*` for
+//! the bomb variant's detonation of the mover's bomb on d1.
 
 use crate::mv::Move;
 use crate::position::Position;
@@ -18,8 +20,11 @@ pub enum UciMove {
     Normal { from: Square, to: Square, promotion: Option<Role> },
     /// `0000`.
     Null,
-    /// `@e2`: the removal of the pawn on a square in the Balanced start's setup phase.
-    Removal(Square),
+    /// `@e2`: the setup move on a square: the removal of the pawn there in the Balanced
+    /// start's setup phase, the choice of the piece there as the bomb in the bomb variant's.
+    Setup(Square),
+    /// `d1*`: the detonation of the mover's bomb on a square (bomb variant).
+    Detonation(Square),
 }
 
 /// Text that is not UCI move notation.
@@ -28,7 +33,7 @@ pub struct ParseUciError(pub String);
 
 impl fmt::Display for ParseUciError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid uci move '{}' (expected e.g. e2e4, e7e8q or @e2)", self.0)
+        write!(f, "invalid uci move '{}' (expected e.g. e2e4, e7e8q, @e2 or d1*)", self.0)
     }
 }
 
@@ -59,7 +64,10 @@ impl FromStr for UciMove {
             return Ok(UciMove::Null);
         }
         if let Some(square) = s.strip_prefix('@') {
-            return square.parse().map(UciMove::Removal).map_err(|_| err());
+            return square.parse().map(UciMove::Setup).map_err(|_| err());
+        }
+        if let Some(square) = s.strip_suffix('*') {
+            return square.parse().map(UciMove::Detonation).map_err(|_| err());
         }
         if !(4..=5).contains(&s.len()) || !s.is_ascii() {
             return Err(err());
@@ -82,7 +90,8 @@ impl fmt::Display for UciMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UciMove::Null => f.write_str("0000"),
-            UciMove::Removal(square) => write!(f, "@{square}"),
+            UciMove::Setup(square) => write!(f, "@{square}"),
+            UciMove::Detonation(square) => write!(f, "{square}*"),
             UciMove::Normal { from, to, promotion } => {
                 write!(f, "{from}{to}")?;
                 if let Some(role) = promotion {
@@ -98,8 +107,11 @@ impl UciMove {
     /// The UCI form of a move, castling written as the king's two-square move in standard mode
     /// and as king-takes-rook in Chess960 mode.
     pub fn from_move(m: Move, mode: CastlingMode) -> UciMove {
-        if m.is_removal() {
-            return UciMove::Removal(m.from());
+        if m.is_removal() || m.is_bomb_choice() {
+            return UciMove::Setup(m.from());
+        }
+        if m.is_detonation() {
+            return UciMove::Detonation(m.from());
         }
         let to = if m.is_castle() && mode == CastlingMode::Standard {
             Position::castle_king_to(m)
@@ -113,13 +125,16 @@ impl UciMove {
     /// and, in standard mode, as the king's two-square move.
     pub fn to_move(&self, pos: &Position) -> Result<Move, IllegalUciError> {
         let illegal = || IllegalUciError { uci: self.to_string(), fen: pos.fen() };
-        if let UciMove::Removal(square) = *self {
-            let removal = Move::removal(square);
-            return if pos.is_setup_phase() && pos.is_legal(removal) {
-                Ok(removal)
-            } else {
-                Err(illegal())
-            };
+        let special = match *self {
+            UciMove::Setup(square) if pos.variant().rules().hidden_bombs => {
+                Some(Move::bomb_choice(square))
+            }
+            UciMove::Setup(square) => Some(Move::removal(square)),
+            UciMove::Detonation(square) => Some(Move::detonation(square)),
+            _ => None,
+        };
+        if let Some(m) = special {
+            return if pos.is_legal(m) { Ok(m) } else { Err(illegal()) };
         }
         let UciMove::Normal { from, to, promotion } = *self else { return Err(illegal()) };
         pos.legal_moves()
@@ -127,7 +142,7 @@ impl UciMove {
             .copied()
             .find(|m| {
                 m.from() == from
-                    && !m.is_removal()
+                    && !m.is_on_one_square()
                     && m.promotion() == promotion
                     && (m.to() == to
                         || (m.is_castle()

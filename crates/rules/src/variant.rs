@@ -11,6 +11,7 @@
 //! | `atomar` (Fairy-Stockfish) | as atomic, but kings are immune to blasts | everyone; a king may capture (it survives its own blast) but never the enemy king | no | king captured (by a non-king piece): you lose; no moves: draw; king vs king; 50 moves; threefold |
 //! | `deathmatch` | as atomic | as `nocheckatomic` | no | as `nocheckatomic`, except that a move removing **both** kings does not end the game: play goes on without kings until a side has no pieces left (it loses) or the last explosion clears the board (draw); no moves: draw |
 //! | `pawnblast` | capturer, captured piece and **every** piece (pawns too) on the 8 neighbours; a **pawn's** capture does not explode (ordinary capture, en passant included) | everyone but kings | as atomic | as atomic (lichess insufficient-material rules applied unchanged) |
+//! | `bomb` (hidden information, see [`crate::bomb`]) | nothing: captures are standard chess; only a **detonation** (a move) explodes the mover's secret bomb: it and **every** piece (pawns and kings too) on the 8 neighbours | everyone, kings as in chess | standard chess (kings attack, adjacent kings impossible) | your king blown up by your own detonation: you lose; the enemy king alone: you win; both: draw; checkmate; stalemate (draw); bare kings; 50 moves; threefold (the bombs are part of the position) |
 //!
 //! Details shared by all variants: the en-passant blast is centred on the square the capturing
 //! pawn lands on; an exploded rook loses its castling right and an exploded king both rights;
@@ -35,6 +36,9 @@ pub enum Variant {
     Deathmatch,
     /// Atomic where blasts kill pawns and pawn captures do not explode.
     Pawnblast,
+    /// Standard chess plus a secret bomb per side, detonated as a move (hidden information:
+    /// see [`crate::bomb`]). Not in [`Variant::ALL`]: only the rules crate plays it so far.
+    Bomb,
 }
 
 /// How insufficient material is judged.
@@ -66,19 +70,32 @@ pub struct Rules {
     pub kingless_play: bool,
     /// The insufficient-material rule.
     pub insufficient_material: InsufficientMaterial,
+    /// Captures explode at all (false: standard chess captures, for the bomb variant).
+    pub captures_explode: bool,
+    /// Kings attack the squares around them as in standard chess (a king may not step next to
+    /// the enemy king, touching kings do not nullify check). False in atomic, where kings
+    /// never attack.
+    pub kings_attack: bool,
+    /// Each side has a secret bomb ([`crate::bomb`]): a setup phase in which each side chooses
+    /// it, detonation moves, and the bombs in the position's state.
+    pub hidden_bombs: bool,
 }
 
 /// [`Variant::rules`] of every variant, indexed by the variant's discriminant.
-const RULES: [Rules; 5] = [
+const RULES: [Rules; 6] = [
     Variant::Atomic.rules_of(),
     Variant::NoCheckAtomic.rules_of(),
     Variant::Atomar.rules_of(),
     Variant::Deathmatch.rules_of(),
     Variant::Pawnblast.rules_of(),
+    Variant::Bomb.rules_of(),
 ];
 
 impl Variant {
-    /// Every variant, the default first.
+    /// Every perfect-information variant, the default first: the variants the whole workspace
+    /// plays (self-play, training, matches, UCI). Its order is stable: the network encoding's
+    /// variant planes and the replay format index it. [`Variant::Bomb`] is not in it (see
+    /// [`Variant::EVERY`]).
     pub const ALL: [Variant; 5] = [
         Variant::Atomic,
         Variant::NoCheckAtomic,
@@ -86,6 +103,37 @@ impl Variant {
         Variant::Deathmatch,
         Variant::Pawnblast,
     ];
+
+    /// Every variant the rules crate knows: [`Variant::ALL`], then the hidden-information
+    /// [`Variant::Bomb`].
+    pub const EVERY: [Variant; 6] = [
+        Variant::Atomic,
+        Variant::NoCheckAtomic,
+        Variant::Atomar,
+        Variant::Deathmatch,
+        Variant::Pawnblast,
+        Variant::Bomb,
+    ];
+
+    /// True for the variants of hidden information ([`Variant::Bomb`]): a [`crate::Position`]
+    /// of such a variant is the full state, which no player sees (see [`crate::bomb`]).
+    #[inline]
+    pub const fn has_hidden_information(self) -> bool {
+        matches!(self, Variant::Bomb)
+    }
+
+    /// `Ok(self)` for a variant of [`Variant::ALL`]; for the bomb variant, an error saying that
+    /// `by` (a command or component, e.g. `atomzero selfplay`) does not support it yet. Every
+    /// part of the workspace but the rules crate (and `atomzero perft`) calls this where it
+    /// reads a variant, so that the bomb variant is refused rather than played as
+    /// perfect-information chess.
+    pub fn require_perfect_information(self, by: &str) -> Result<Variant, UnsupportedVariant> {
+        if self.has_hidden_information() {
+            Err(UnsupportedVariant { variant: self, by: by.to_string() })
+        } else {
+            Ok(self)
+        }
+    }
 
     /// The stable command-line / config / UCI name.
     pub const fn name(self) -> &'static str {
@@ -95,6 +143,7 @@ impl Variant {
             Variant::Atomar => "atomar",
             Variant::Deathmatch => "deathmatch",
             Variant::Pawnblast => "pawnblast",
+            Variant::Bomb => "bomb",
         }
     }
 
@@ -106,6 +155,7 @@ impl Variant {
             Variant::Atomar => "Atomar",
             Variant::Deathmatch => "Deathmatch",
             Variant::Pawnblast => "Pawnblast",
+            Variant::Bomb => "Bomb",
         }
     }
 
@@ -119,6 +169,7 @@ impl Variant {
             "atomar" => Some(Variant::Atomar),
             "deathmatch" | "deathmatchatomic" => Some(Variant::Deathmatch),
             "pawnblast" | "pawnblastatomic" => Some(Variant::Pawnblast),
+            "bomb" | "bombchess" => Some(Variant::Bomb),
             _ => None,
         }
     }
@@ -141,6 +192,9 @@ impl Variant {
             pawn_captures_explode: true,
             kingless_play: false,
             insufficient_material: InsufficientMaterial::Lichess,
+            captures_explode: true,
+            kings_attack: false,
+            hidden_bombs: false,
         };
         let nocheck = Rules {
             royal_kings: false,
@@ -159,12 +213,22 @@ impl Variant {
             Variant::Pawnblast => {
                 Rules { blast_destroys_pawns: true, pawn_captures_explode: false, ..atomic }
             }
+            // Standard chess captures and check; the detonation's blast takes pawns and kings.
+            Variant::Bomb => Rules {
+                king_captures: true,
+                blast_destroys_pawns: true,
+                insufficient_material: InsufficientMaterial::BareKings,
+                captures_explode: false,
+                kings_attack: true,
+                hidden_bombs: true,
+                ..atomic
+            },
         }
     }
 
-    /// A comma-separated list of all variant names, for error messages.
+    /// A comma-separated list of all variant names ([`Variant::EVERY`]), for error messages.
     pub fn names() -> String {
-        Variant::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", ")
+        Variant::EVERY.iter().map(|v| v.name()).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -186,6 +250,30 @@ impl fmt::Display for UnknownVariant {
 
 impl std::error::Error for UnknownVariant {}
 
+/// A variant that a part of the workspace does not play (yet): see
+/// [`Variant::require_perfect_information`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsupportedVariant {
+    /// The variant refused.
+    pub variant: Variant,
+    /// What refused it (a command or component).
+    pub by: String,
+}
+
+impl fmt::Display for UnsupportedVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the {} variant is not supported by {} yet: it is a game of hidden information \
+             (each side's bomb is secret) and would be played as perfect-information chess; \
+             only the rules (`atomzero perft --variant {}`) know it so far (issue 26)",
+            self.variant, self.by, self.variant
+        )
+    }
+}
+
+impl std::error::Error for UnsupportedVariant {}
+
 impl FromStr for Variant {
     type Err = UnknownVariant;
     fn from_str(s: &str) -> Result<Variant, UnknownVariant> {
@@ -199,13 +287,37 @@ mod tests {
 
     #[test]
     fn the_rules_table_matches_the_spelled_out_rules() {
-        for v in Variant::ALL {
+        for v in Variant::EVERY {
             assert_eq!(v.rules(), v.rules_of(), "{v}");
         }
+        assert!(!Variant::Bomb.rules().captures_explode && Variant::Bomb.rules().hidden_bombs);
         // The table is not the same entry five times.
         assert!(Variant::Atomic.rules().royal_kings && !Variant::Atomar.rules().royal_kings);
         assert!(Variant::Atomar.rules().kings_blast_immune);
         assert!(Variant::Pawnblast.rules().blast_destroys_pawns);
         assert!(Variant::Deathmatch.rules().kingless_play);
+    }
+}
+
+#[cfg(test)]
+mod bomb_tests {
+    use super::*;
+
+    #[test]
+    fn bomb_parses_and_is_refused_by_perfect_information_callers() {
+        assert_eq!("bomb".parse::<Variant>(), Ok(Variant::Bomb));
+        assert_eq!(Variant::from_name("Bomb"), Some(Variant::Bomb));
+        assert!(!Variant::ALL.contains(&Variant::Bomb));
+        assert_eq!(Variant::EVERY[..5], Variant::ALL[..]);
+        assert!(Variant::names().ends_with("pawnblast, bomb"));
+        let e = Variant::Bomb.require_perfect_information("atomzero selfplay").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("the bomb variant is not supported by atomzero selfplay yet: "),
+            "{text}"
+        );
+        for v in Variant::ALL {
+            assert_eq!(v.require_perfect_information("x"), Ok(v));
+        }
     }
 }

@@ -2,11 +2,14 @@
 //!
 //! The hash of a position XORs: one key per (piece, square), one per castling-right rook square,
 //! one per en-passant file (only when an en-passant capture is legal), one when Black is to
-//! move, and one in the setup phase of the Balanced start (before White's removal: see
-//! [`crate::start`]). Keys are drawn in that order, so adding the last one changed no other. [`crate::Position::hash`] is updated incrementally by `play` and always equals
+//! move, one in the setup phase (of the Balanced start, before White's removal: see
+//! [`crate::start`]; of the bomb variant, before both bombs are chosen), and in the bomb
+//! variant one per (colour, square) of each side's bomb ([`crate::bomb`]). Keys are drawn in
+//! that order, so adding the last ones changed no other. [`crate::Position::hash`] is updated incrementally by `play` and always equals
 //! [`crate::Position::compute_hash`].
 
 use crate::bitboard::Bitboard;
+use crate::color::Color;
 use crate::role::Piece;
 use crate::square::Square;
 
@@ -18,7 +21,7 @@ const fn splitmix(state: u64) -> (u64, u64) {
     (state, z ^ (z >> 31))
 }
 
-const N_KEYS: usize = 12 * 64 + 64 + 8 + 1 + 1;
+const N_KEYS: usize = 12 * 64 + 64 + 8 + 1 + 1 + 2 * 64;
 
 static KEYS: [u64; N_KEYS] = {
     let mut keys = [0u64; N_KEYS];
@@ -67,4 +70,10 @@ pub fn black_to_move_key() -> u64 {
 #[inline]
 pub fn setup_phase_key() -> u64 {
     KEYS[12 * 64 + 64 + 8 + 1]
+}
+
+/// Key of `color`'s bomb standing on `sq` (bomb variant).
+#[inline]
+pub fn bomb_key(color: Color, sq: Square) -> u64 {
+    KEYS[12 * 64 + 64 + 8 + 1 + 1 + color.index() * 64 + sq.index()]
 }

@@ -50,7 +50,7 @@ fn random_bytes_as_fen() {
         let len = rng.below(90);
         let bytes: Vec<u8> = (0..len).map(|_| (rng.next_u64() & 0xFF) as u8).collect();
         let text = String::from_utf8_lossy(&bytes);
-        for v in Variant::ALL {
+        for v in Variant::EVERY {
             if let Ok(pos) = Position::from_fen(&text, v) {
                 exercise(&pos);
             }
@@ -63,7 +63,8 @@ fn mutated_valid_fens() {
     let mut rng = Rng::new(21);
     let mut seeds: Vec<String> = Vec::new();
     for i in 0..200 {
-        let variant = Variant::ALL[i % Variant::ALL.len()];
+        // Every variant, the bomb variant's FENs (with their bombs field) too.
+        let variant = Variant::EVERY[i % Variant::EVERY.len()];
         for pos in common::random_game(Position::new(variant), &mut rng, 120).iter().step_by(7) {
             seeds.push(pos.fen());
         }
@@ -76,7 +77,7 @@ fn mutated_valid_fens() {
     for _ in 0..common::scale(30_000, 300_000) {
         let seed = &seeds[rng.below(seeds.len())];
         let text = mutate(&mut rng, seed);
-        let variant = Variant::ALL[rng.below(Variant::ALL.len())];
+        let variant = Variant::EVERY[rng.below(Variant::EVERY.len())];
         if let Ok(pos) = Position::from_fen(&text, variant) {
             exercise(&pos);
             parsed += 1;
@@ -88,8 +89,9 @@ fn mutated_valid_fens() {
 #[test]
 fn random_uci_and_san_strings() {
     let mut rng = Rng::new(22);
-    const ALPHABET: &[u8] = b"abcdefgh12345678NBRQKxO-=+#0qrbnp ";
-    let positions = common::random_game(Position::new(Variant::Atomic), &mut rng, 60);
+    const ALPHABET: &[u8] = b"abcdefgh12345678NBRQKxO-=+#0qrbnp @*";
+    let mut positions = common::random_game(Position::new(Variant::Atomic), &mut rng, 60);
+    positions.extend(common::random_game(Position::new(Variant::Bomb), &mut rng, 60));
     for _ in 0..50_000 {
         let len = rng.below(8);
         let text: String = (0..len).map(|_| ALPHABET[rng.below(ALPHABET.len())] as char).collect();

@@ -1,5 +1,6 @@
 //! Every line of the published perft suites (tests/data, copied from ../shared/data) and of our
-//! Balanced-start table (tests/data/balanced.perft, checked against shakmaty in balanced.rs),
+//! Balanced-start table (tests/data/balanced.perft, checked against shakmaty in balanced.rs) and
+//! of the bomb variant's (tests/data/bomb.perft, counted independently by scripts/bomb_perft.py),
 //! exact, under a node budget per line so the test stays fast. The full depths run through
 //! `atomzero perft --suite` in scripts/test.sh.
 
@@ -53,6 +54,14 @@ fn atomic_suite() {
 fn balanced_start_suite() {
     // Depths 1-4 of the five variants; the deeper lines run through the CLI.
     assert_eq!(run_suite("balanced.perft"), 20);
+}
+
+#[test]
+fn bomb_suite() {
+    // Every line up to the budget (the setup phase, detonations in and out of check, en
+    // passant, castling and promotion with bombs); counted independently by
+    // scripts/bomb_perft.py.
+    assert!(run_suite("bomb.perft") >= 85);
 }
 
 #[test]

@@ -152,9 +152,16 @@ fn default_seed() -> u64 {
 }
 
 impl Config {
-    /// The variant, parsed.
+    /// The variant, parsed: one of [`Variant::ALL`] (the bomb variant, of hidden
+    /// information, is refused: nothing that a config drives plays it yet).
     pub fn variant(&self) -> Result<Variant, RunError> {
-        self.variant.parse::<Variant>().map_err(|e| RunError::Config(format!("variant: {e}")))
+        self.variant
+            .parse::<Variant>()
+            .map_err(|e| RunError::Config(format!("variant: {e}")))?
+            .require_perfect_information(
+                "a config's `variant` (atomzero run, trainer, worker, selfplay, serve, gauntlet, bench)",
+            )
+            .map_err(|e| RunError::Config(format!("variant: {e}")))
     }
 
     /// The start, parsed.

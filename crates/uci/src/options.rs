@@ -273,8 +273,13 @@ impl Options {
         match id {
             OptionId::Variant => {
                 let v = required()?;
-                self.variant = Variant::from_name(v)
-                    .ok_or_else(|| invalid(v, format!("one of {}", Variant::names())))?;
+                let all = || Variant::ALL.map(Variant::name).join(", ");
+                let variant =
+                    Variant::from_name(v).ok_or_else(|| invalid(v, format!("one of {}", all())))?;
+                // The bomb variant (hidden information) is not played by the engine yet.
+                self.variant = variant
+                    .require_perfect_information("atomzero uci")
+                    .map_err(|e| invalid(v, format!("one of {} ({e})", all())))?;
             }
             OptionId::Chess960 => self.chess960 = check()?,
             OptionId::Start => {
@@ -347,5 +352,14 @@ mod tests {
         o.set("start", Some("Balanced")).unwrap();
         assert_eq!(o.start, Start::Balanced);
         assert!(matches!(o.set("Start", Some("even")), Err(OptionError::InvalidValue { .. })));
+    }
+
+    #[test]
+    fn the_bomb_variant_is_refused_not_played_as_chess() {
+        let mut o = Options::default();
+        let err = o.set("UCI_Variant", Some("bomb")).unwrap_err().to_string();
+        assert!(err.contains("the bomb variant is not supported by atomzero uci yet"), "{err}");
+        assert_eq!(o.variant, Variant::Atomic, "unchanged");
+        assert!(!o.declarations()[0].contains("bomb"));
     }
 }
