@@ -9,7 +9,8 @@
 use pulp::{Arch, Simd, WithSimd};
 
 /// Rows of `C` per register block: 12 × 2 vectors = 24 accumulators, which fits AVX-512's 32
-/// registers (measured best of 4, 8, 12, 14 here; AVX2's 16 registers would want 6).
+/// registers (measured best of 4, 8, 12, 14 here); AVX2 runs a block as two halves of 6
+/// ([`kernel_2`]).
 pub const MR: usize = 12;
 
 /// `A` (`m × k`, row-major) packed for the kernel: `[⌈m / MR⌉][k][MR]`, rows past `m` zero.
@@ -176,7 +177,9 @@ struct Block {
     accumulate: bool,
 }
 
-/// `MR × 2` vectors of `c` (`width = 2 · lanes`).
+/// `MR × 2` vectors of `c` (`width = 2 · lanes`). With AVX-512's 32 registers the whole block's
+/// 24 accumulators stay in registers; with AVX2's 16 (or scalar) they spilled, so there the
+/// block runs as two halves of `MR / 2` rows (12 accumulators, `b` loaded once per half).
 #[inline(always)]
 fn kernel_2<S: Simd, R: RowStart>(
     simd: S,
@@ -187,10 +190,34 @@ fn kernel_2<S: Simd, R: RowStart>(
     c: &mut [f32],
     at: Block,
 ) {
+    const HALF: usize = MR / 2;
+    if S::F32_LANES >= 16 {
+        kernel_2_rows::<S, R, 0, MR>(simd, packed, b, b_rows, k, c, at);
+    } else {
+        kernel_2_rows::<S, R, 0, HALF>(simd, packed, b, b_rows, k, c, at);
+        if at.rows > HALF {
+            kernel_2_rows::<S, R, HALF, HALF>(simd, packed, b, b_rows, k, c, at);
+        }
+    }
+}
+
+/// Rows `R0..R0 + RN` of the `MR × 2` vector block of [`kernel_2`] (those below `at.rows`).
+#[inline(always)]
+fn kernel_2_rows<S: Simd, R: RowStart, const R0: usize, const RN: usize>(
+    simd: S,
+    packed: &[f32],
+    b: &[f32],
+    b_rows: R,
+    k: usize,
+    c: &mut [f32],
+    at: Block,
+) {
     let lanes = S::F32_LANES;
     let Block { j, row0, rows, n, accumulate, .. } = at;
+    let rows = rows.saturating_sub(R0).min(RN);
+    let row0 = row0 + R0;
     let zero = simd.splat_f32s(0.0);
-    let mut acc = [[zero; 2]; MR];
+    let mut acc = [[zero; 2]; RN];
     if accumulate {
         for (r, row) in acc.iter_mut().enumerate().take(rows) {
             let start = (row0 + r) * n + j;
@@ -199,10 +226,11 @@ fn kernel_2<S: Simd, R: RowStart>(
         }
     }
     for (kk, a_row) in packed.chunks_exact(MR).take(k).enumerate() {
+        let a_row = &a_row[R0..R0 + RN];
         let start = b_rows.start(kk) + j;
         let (b_vectors, _) = S::as_simd_f32s(&b[start..start + 2 * lanes]);
         let (b0, b1) = (b_vectors[0], b_vectors[1]);
-        for r in 0..MR {
+        for r in 0..RN {
             let a_value = simd.splat_f32s(a_row[r]);
             acc[r][0] = simd.mul_add_f32s(a_value, b0, acc[r][0]);
             acc[r][1] = simd.mul_add_f32s(a_value, b1, acc[r][1]);
