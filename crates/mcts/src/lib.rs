@@ -21,7 +21,8 @@ pub mod tree;
 
 pub use config::{GumbelConfig, SearchConfig};
 pub use evaluator::{
-    EvalRequest, Evaluation, Evaluations, Evaluator, RandomEvaluator, UniformEvaluator,
+    EvalRequest, Evaluation, Evaluations, Evaluator, PolicyTemperature, RandomEvaluator,
+    UniformEvaluator,
 };
 pub use rng::Rng;
 pub use search::{ChildStats, Leaf, Search, pending_requests};

@@ -22,7 +22,7 @@ use crate::limits::SearchLimits;
 use crate::options::{OptionId, Options};
 use crate::output::Output;
 use crate::worker::{self, Job, SharedEvaluator, Signal};
-use atomzero_mcts::{Search, SearchConfig, UniformEvaluator};
+use atomzero_mcts::{PolicyTemperature, Search, SearchConfig, UniformEvaluator};
 use atomzero_rules::{CastlingMode, Game, Move, Position};
 use std::fmt;
 use std::io::{self, BufRead};
@@ -503,7 +503,14 @@ impl Engine {
         }
         let (evaluator, search_config): (SharedEvaluator, SearchConfig) = match &self.model {
             Some(model) => (
-                Arc::clone(&model.evaluator),
+                if self.options.policy_temperature == 1.0 {
+                    Arc::clone(&model.evaluator)
+                } else {
+                    Arc::new(PolicyTemperature {
+                        inner: Arc::clone(&model.evaluator),
+                        temperature: self.options.policy_temperature,
+                    })
+                },
                 SearchConfig { history: model.history, ..self.search_config() },
             ),
             None => (Arc::new(UniformEvaluator), self.search_config()),

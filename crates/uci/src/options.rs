@@ -18,6 +18,7 @@
 //! | `CPuct` | string (number) | PUCT exploration constant at low visit counts (AlphaZero's `c_init`) |
 //! | `FpuReduction` | string (number) | first-play urgency below the root: an unvisited child's value is the parent's minus this times the square root of the visited prior mass |
 //! | `FpuReductionAtRoot` | string (number) | the same at the root |
+//! | `PolicyTemperature` | string (number) | softmax temperature of the network's priors (lc0's `PolicySoftmaxTemp`): above 1 the search spreads wider |
 
 use atomzero_mcts::SearchConfig;
 use atomzero_rules::{Start, Variant};
@@ -55,6 +56,8 @@ pub enum OptionId {
     FpuReduction,
     /// `FpuReductionAtRoot`.
     FpuReductionAtRoot,
+    /// `PolicyTemperature`.
+    PolicyTemperature,
 }
 
 /// The range of a `spin` option.
@@ -68,7 +71,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 14] = [
+    pub const ALL: [OptionId; 15] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -83,6 +86,7 @@ impl OptionId {
         OptionId::CPuct,
         OptionId::FpuReduction,
         OptionId::FpuReductionAtRoot,
+        OptionId::PolicyTemperature,
     ];
 
     /// The name GUIs use.
@@ -102,6 +106,7 @@ impl OptionId {
             OptionId::CPuct => "CPuct",
             OptionId::FpuReduction => "FpuReduction",
             OptionId::FpuReductionAtRoot => "FpuReductionAtRoot",
+            OptionId::PolicyTemperature => "PolicyTemperature",
         }
     }
 
@@ -122,6 +127,7 @@ impl OptionId {
             OptionId::CPuct => "PUCT exploration constant",
             OptionId::FpuReduction => "first-play urgency reduction below the root",
             OptionId::FpuReductionAtRoot => "first-play urgency reduction at the root",
+            OptionId::PolicyTemperature => "softmax temperature of the network's priors",
         }
     }
 
@@ -175,6 +181,8 @@ pub struct Options {
     pub fpu_reduction: f32,
     /// `FpuReductionAtRoot`.
     pub fpu_reduction_root: f32,
+    /// `PolicyTemperature`.
+    pub policy_temperature: f32,
 }
 
 impl Default for Options {
@@ -194,6 +202,7 @@ impl Default for Options {
             cpuct: SearchConfig::default().c_init,
             fpu_reduction: SearchConfig::default().fpu_reduction,
             fpu_reduction_root: SearchConfig::default().fpu_reduction_root,
+            policy_temperature: 1.0,
         }
     }
 }
@@ -279,6 +288,10 @@ impl Options {
                         "option name {name} type string default {}",
                         self.fpu_reduction_root
                     ),
+                    OptionId::PolicyTemperature => format!(
+                        "option name {name} type string default {}",
+                        self.policy_temperature
+                    ),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -354,6 +367,7 @@ impl Options {
             OptionId::CPuct => self.cpuct = number(0.01, 100.0)?,
             OptionId::FpuReduction => self.fpu_reduction = number(0.0, 10.0)?,
             OptionId::FpuReductionAtRoot => self.fpu_reduction_root = number(0.0, 10.0)?,
+            OptionId::PolicyTemperature => self.policy_temperature = number(0.1, 10.0)?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,
@@ -389,6 +403,7 @@ mod tests {
         assert!(lines.iter().any(|l| l == "option name CPuct type string default 1.25"));
         assert!(lines.iter().any(|l| l == "option name FpuReduction type string default 0.25"));
         assert!(lines.iter().any(|l| l == "option name FpuReductionAtRoot type string default 0"));
+        assert!(lines.iter().any(|l| l.starts_with("option name PolicyTemperature type string")));
     }
 
     #[test]
@@ -426,6 +441,9 @@ mod tests {
             assert!(matches!(o.set("CPuct", Some(bad)), Err(OptionError::InvalidValue { .. })));
         }
         assert_eq!(o.cpuct, 2.5, "unchanged by bad values");
+        o.set("PolicyTemperature", Some("1.5")).unwrap();
+        assert_eq!(o.policy_temperature, 1.5);
+        assert!(o.set("PolicyTemperature", Some("0")).is_err());
     }
 
     #[test]
