@@ -14,4 +14,6 @@ pub mod planes;
 pub mod policy;
 
 pub use planes::{Batch, ENCODING_VERSION, Encoder, EncoderConfig, READABLE_ENCODING_VERSIONS};
-pub use policy::{POLICY_PLANES, POLICY_SIZE, REMOVAL_PLANE, index_to_move, move_to_index};
+pub use policy::{
+    POLICY_PLANES, POLICY_SIZE, REMOVAL_PLANE, index_to_move, move_to_index, reply_index,
+};

@@ -1,9 +1,9 @@
 //! The replay window: the newest N training targets of a directory of shards, addressable by
 //! index so the trainer can sample them with its own (checkpointed) random generator.
 
-use crate::format::{GameRecord, SearchTarget};
+use crate::format::{GameRecord, MoveRecord, SearchTarget};
 use crate::shard::{ShardError, read_shard};
-use atomzero_rules::{CastlingMode, Position};
+use atomzero_rules::{CastlingMode, Move, Position};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -52,6 +52,11 @@ pub struct Sample<'a> {
     pub target: &'a SearchTarget,
     /// Game result for the side to move: win, draw, loss one-hot.
     pub result_wdl: [f32; 3],
+    /// The move played from the position.
+    pub played: Move,
+    /// The opponent's reply to it, with its search target if it was a training target too
+    /// (`None` when the game ended with `played`).
+    pub reply: Option<&'a MoveRecord>,
 }
 
 /// The newest training targets of a shard directory.
@@ -175,7 +180,9 @@ impl ReplayWindow {
             Some(_) => [0.0, 0.0, 1.0],
         };
         let history = earlier.iter().rev().take(history).copied().collect();
-        Some(Sample { position: pos, history, repetitions, target, result_wdl })
+        let played = game.moves[ply as usize].mv;
+        let reply = game.moves.get(ply as usize + 1);
+        Some(Sample { position: pos, history, repetitions, target, result_wdl, played, reply })
     }
 
     /// The games in the window.

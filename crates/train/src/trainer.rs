@@ -245,11 +245,20 @@ pub fn train(
             .map(|_| ())
             .map_err(TrainError::Checkpoint)
     };
+    let reply_weight =
+        if options.net.opponent_policy { config.opponent_policy_weight } else { 0.0 };
     while step < target_step {
         let t0 = Instant::now();
         indices.clear();
         indices.extend((0..config.batch_size).map(|_| sampler.below(window.len())));
-        build_batch(&window, &indices, &encoder, config.value_target_root_mix, &mut batch);
+        build_batch(
+            &window,
+            &indices,
+            &encoder,
+            config.value_target_root_mix,
+            reply_weight,
+            &mut batch,
+        );
         let t1 = Instant::now();
         let learning_rate = config.learning_rate_at(step);
         let figures = trainer
@@ -284,6 +293,7 @@ pub fn train(
                 ("loss/total", figures.total),
                 ("loss/policy", figures.policy),
                 ("loss/value", figures.value),
+                ("loss/opponent_policy", figures.reply),
                 ("policy/entropy", entropy),
                 ("value/accuracy", accuracy),
                 ("train/learning_rate", learning_rate as f32),
