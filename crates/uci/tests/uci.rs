@@ -350,7 +350,10 @@ fn time_management_returns_well_within_the_clock() {
     let (mv, lines) = h.bestmove();
     assert!(start.elapsed() < Duration::from_millis(600));
     h.assert_legal(&mv, &lines);
-    // The Nodes option limits a timed search.
+    // The Nodes option limits a timed search. (A fresh game: 1.e4 e5 is lost for Black, mate
+    // in 5 by 2.Qh5, which the searches above may have proven, leaving nothing to search.)
+    h.send("ucinewgame");
+    h.send("position startpos");
     h.send("setoption name Nodes value 40");
     h.send("go wtime 60000 btime 60000");
     let (mv, lines) = h.bestmove();
