@@ -209,7 +209,7 @@ fn net_with_history_matches_burn() {
         se_ratio: 2,
         value_channels: 4,
         value_hidden: 16,
-        encoder: EncoderConfig { history: 2 },
+        encoder: EncoderConfig { history: 2, ..EncoderConfig::default() },
     };
     check_against_burn(&config, 3);
 }
@@ -223,7 +223,14 @@ fn net_without_blocks_matches_burn() {
 fn evaluator_matches_net_evaluator() {
     for (config, seed) in [
         (NetConfig::tiny(), 5),
-        (NetConfig { se_ratio: 4, encoder: EncoderConfig { history: 1 }, ..NetConfig::tiny() }, 6),
+        (
+            NetConfig {
+                se_ratio: 4,
+                encoder: EncoderConfig { history: 1, ..EncoderConfig::default() },
+                ..NetConfig::tiny()
+            },
+            6,
+        ),
     ] {
         let net = net(&config, seed);
         let samples = random_positions(70, seed);
