@@ -3,7 +3,7 @@
 
 use crate::format::{GameRecord, SearchTarget};
 use crate::shard::{ShardError, read_shard};
-use atomzero_rules::{CastlingMode, Position};
+use atomzero_rules::{CastlingMode, Position, view_repetitions};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +46,8 @@ pub struct Sample<'a> {
     pub position: Position,
     /// Earlier positions, most recent first (as many as asked for and available).
     pub history: Vec<Position>,
-    /// Earlier occurrences of the position in its game.
+    /// Earlier occurrences of the position in its game, as its side to move sees them
+    /// (`atomzero_rules::view_repetitions`).
     pub repetitions: usize,
     /// The search's target.
     pub target: &'a SearchTarget,
@@ -165,9 +166,8 @@ impl ReplayWindow {
             earlier.push(pos);
             pos.play_unchecked(m.mv);
         }
-        let window = pos.halfmoves() as usize;
-        let repetitions =
-            earlier.iter().rev().take(window).filter(|p| p.hash() == pos.hash()).count();
+        // As the side to move sees them (in the bomb variant, without the opponent's bomb).
+        let repetitions = view_repetitions(&pos, &earlier);
         let target = game.moves[ply as usize].target.as_ref()?;
         let result_wdl = match game.winner {
             None => [0.0, 1.0, 0.0],
