@@ -272,7 +272,8 @@ fn saved_net_loads_with_the_same_outputs() {
     let net = net(&config, 7);
     let dir = temp_dir("load");
     let path = dir.join("net.safetensors");
-    let provenance = Provenance { variant: "atomic".into(), training_step: 1, parent: None };
+    let provenance =
+        Provenance { variant: "atomic".into(), training_step: 1, parent: None, belief: None };
     net.save(&path, &provenance).unwrap();
 
     let (loaded, metadata) = InferEvaluator::load(&path).unwrap();
@@ -290,7 +291,8 @@ fn damaged_files_and_bytes_are_errors() {
     let net = net(&config, 9);
     let dir = temp_dir("damaged");
     let path = dir.join("net.safetensors");
-    let provenance = Provenance { variant: "atomic".into(), training_step: 1, parent: None };
+    let provenance =
+        Provenance { variant: "atomic".into(), training_step: 1, parent: None, belief: None };
     net.save(&path, &provenance).unwrap();
     let bytes = fs::read(&path).unwrap();
 
