@@ -24,6 +24,7 @@ use crate::records::{
 };
 use crate::report::{GenerationReport, summary_line};
 use crate::state::{GateRecord, RunState, Stage, load_state, read_best, save_state, write_best};
+use atomzero_belief::BeliefModel;
 use atomzero_eval::{
     GateConfig, MatchConfig, MatchResult, Openings as MatchOpenings, PlayerSpec, RatingOptions,
     ResultsLine, elo_plot_svg, generation_of, generation_series, rate,
@@ -354,8 +355,12 @@ impl Generations<'_> {
             device.seed(self.config.seed);
             let net =
                 self.config.net.init(&device).map_err(|e| RunError::Network(e.to_string()))?;
-            let provenance =
-                Provenance { variant: self.config.variant.clone(), training_step: 0, parent: None };
+            let provenance = Provenance {
+                variant: self.config.variant.clone(),
+                training_step: 0,
+                parent: None,
+                belief: None,
+            };
             net.save(&path, &provenance).map_err(|e| RunError::Network(e.to_string()))?;
             self.dir.publish_network(&key, PutMode::Create)?;
         }
@@ -789,7 +794,13 @@ impl Generations<'_> {
             variant: self.config.variant.clone(),
             training_step: summary.end_step,
             parent: Some(format!("{}.safetensors", self.best()?.0)),
+            belief: summary.belief.as_ref().map(BeliefModel::to_json),
         };
+        report.belief = summary.belief.as_ref().and_then(|b| b.report.as_ref()).map(|r| r.heldout);
+        if let Some(belief) = report.belief.filter(|b| b.positions > 0) {
+            self.scalar("belief/top1", generation, belief.top1());
+            self.scalar("belief/uniform_top1", generation, belief.uniform_top1());
+        }
         let key = layout::candidate_key(generation);
         summary
             .net
