@@ -32,6 +32,11 @@ use atomzero_belief::{BeliefModel, InfoError, InformationSet};
 use atomzero_rules::{Move, Square};
 use std::collections::BTreeMap;
 
+/// True once `search` has spent `budget` visits or proven its root.
+fn finished(search: &Search, budget: u32) -> bool {
+    search.budget_visits() >= budget || search.root_proven() != Proven::Unknown
+}
+
 /// A determinized search over one information set: one [`Search`] per distinct world drawn.
 #[derive(Debug, Clone)]
 pub struct Pimc {
@@ -124,15 +129,22 @@ impl Pimc {
     }
 
     /// Gathers up to `leaves_per_tree` leaves in each world whose search is not over; returns
-    /// how many are pending in all.
+    /// how many are pending in all. A search is over once its budget is spent or its root
+    /// proven, or when a gather neither finds a leaf nor adds a visit (nothing left to
+    /// search), so that rounds without any leaf to evaluate still end the search.
     pub fn gather(&mut self, leaves_per_tree: usize) -> usize {
         for (k, search) in self.searches.iter_mut().enumerate() {
-            self.visits_before[k] = search.root_visits();
+            self.done[k] = self.done[k] || finished(search, self.budgets[k]);
             if self.done[k] {
                 continue;
             }
+            let before = search.root_visits();
+            self.visits_before[k] = before;
             let wanted = self.budgets[k].saturating_sub(search.budget_visits()) as usize;
             search.gather(leaves_per_tree.min(wanted.max(1)).max(1));
+            if search.pending().is_empty() && search.root_visits() == before {
+                self.done[k] = true;
+            }
         }
         self.pending().count()
     }
@@ -150,8 +162,7 @@ impl Pimc {
             let n = search.pending().len();
             search.apply(evaluations.by_ref().take(n));
             self.done[k] = self.done[k]
-                || search.budget_visits() >= self.budgets[k]
-                || search.root_proven() != Proven::Unknown
+                || finished(search, self.budgets[k])
                 || search.root_visits() == self.visits_before[k];
         }
     }
@@ -160,7 +171,9 @@ impl Pimc {
     /// time (one evaluator call per round for all worlds).
     pub fn run<E: Evaluator + ?Sized>(&mut self, evaluator: &E, batch: usize) {
         while !self.is_done() {
-            self.gather(batch.max(1));
+            if self.gather(batch.max(1)) == 0 {
+                continue;
+            }
             let requests = pending_requests(self.searches.iter());
             let evaluations = evaluator.evaluate(&requests);
             drop(requests);

@@ -344,3 +344,44 @@ fn bomb_games_depend_on_the_seed_only() {
     assert_eq!(play_bomb(&config, 4, 7), a);
     assert_ne!(play_bomb(&config, 4, 8), a);
 }
+
+/// Regression (tiny bomb run, generation 14): a game whose search had nothing left to
+/// evaluate (its root proven) while no other game had leaves either never moved on.
+#[test]
+fn a_bomb_game_alone_with_a_proven_root_moves_on() {
+    // White's knight bomb stands next to the black king: detonating wins at once.
+    let pos = atomzero_rules::Position::from_fen(
+        "4k3/3N4/8/8/8/8/p6p/4K3 w - - 0 1 bombs:d7,h2",
+        Variant::Bomb,
+    )
+    .unwrap();
+    let config = SelfplayConfig {
+        threads: 1,
+        games_per_worker: 1,
+        visits: 64,
+        full_search_fraction: 1.0,
+        temperature_plies: 0,
+        ..small_config()
+    };
+    let mut games = Vec::new();
+    atomzero_selfplay::run(
+        &UniformEvaluator,
+        &config,
+        Variant::Bomb,
+        &Openings::Book(vec![pos]),
+        2,
+        0,
+        1,
+        |event| {
+            if let SelfplayEvent::Game(record, _) = event {
+                games.push(*record);
+            }
+            true
+        },
+    );
+    assert_eq!(games.len(), 2);
+    for game in &games {
+        assert_eq!(game.moves[0].mv, atomzero_rules::Move::detonation(atomzero_rules::Square::D7));
+        assert_eq!(game.winner, Some(atomzero_rules::Color::White));
+    }
+}
