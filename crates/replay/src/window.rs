@@ -53,6 +53,8 @@ pub struct Sample<'a> {
     pub target: &'a SearchTarget,
     /// Game result for the side to move: win, draw, loss one-hot.
     pub result_wdl: [f32; 3],
+    /// The game was cut by the ply limit (its draw is an adjudication, not a result).
+    pub adjudicated: bool,
 }
 
 /// The newest training targets of a shard directory.
@@ -175,7 +177,8 @@ impl ReplayWindow {
             Some(_) => [0.0, 0.0, 1.0],
         };
         let history = earlier.iter().rev().take(history).copied().collect();
-        Some(Sample { position: pos, history, repetitions, target, result_wdl })
+        let adjudicated = game.reason == crate::format::EndReason::MaxLength;
+        Some(Sample { position: pos, history, repetitions, target, result_wdl, adjudicated })
     }
 
     /// The games in the window.

@@ -39,6 +39,20 @@ pub enum Schedule {
     Step,
 }
 
+/// The value target of a position from a game cut by the ply limit
+/// (`selfplay.max_plies`, recorded as an adjudicated draw).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaxLengthTarget {
+    /// The adjudicated draw, mixed with the search's root value by `value_target_root_mix`.
+    #[default]
+    Draw,
+    /// The search's root value alone: such a game has no result. Calling it a draw teaches the
+    /// value that a position is drawn whenever the players cannot finish the game in time,
+    /// a queen up or not (the bomb variant: weak players rarely finish chess in time).
+    Search,
+}
+
 /// Trainer settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -73,6 +87,9 @@ pub struct TrainerConfig {
     pub value_loss_weight: f32,
     /// Value target = (1 − mix) · game result + mix · the search's root WDL.
     pub value_target_root_mix: f32,
+    /// The value target of positions from games cut by the ply limit: `draw` (the adjudicated
+    /// result, as any other) or `search` (the root value alone).
+    pub max_length_target: MaxLengthTarget,
     /// Newest training targets in the window.
     pub window_positions: usize,
     /// Upper bound on how often each window position is sampled on average per `train` call:
@@ -104,6 +121,7 @@ impl Default for TrainerConfig {
             grad_clip_norm: 10.0,
             value_loss_weight: 1.0,
             value_target_root_mix: 0.0,
+            max_length_target: MaxLengthTarget::Draw,
             window_positions: 100_000,
             max_samples_per_position: 8.0,
             checkpoint_every: 500,

@@ -3,6 +3,7 @@
 //! the fly into a [`SparseBatch`]: each position's legal moves with the search's target on
 //! each (Burn's step densifies it; `atomzero-backprop` uses it as it is).
 
+use crate::config::MaxLengthTarget;
 use atomzero_backprop::SparseBatch;
 use atomzero_encoding::{Encoder, move_to_index};
 use atomzero_replay::ReplayWindow;
@@ -14,6 +15,19 @@ pub fn build_batch(
     indices: &[usize],
     encoder: &Encoder,
     root_mix: f32,
+    out: &mut SparseBatch,
+) {
+    build_batch_with(window, indices, encoder, root_mix, MaxLengthTarget::Draw, out);
+}
+
+/// [`build_batch`], with the value target of positions from games cut by the ply limit
+/// chosen by `max_length` ([`MaxLengthTarget::Search`]: the root WDL alone).
+pub fn build_batch_with(
+    window: &ReplayWindow,
+    indices: &[usize],
+    encoder: &Encoder,
+    root_mix: f32,
+    max_length: MaxLengthTarget,
     out: &mut SparseBatch,
 ) {
     let planes = encoder.planes();
@@ -37,8 +51,13 @@ pub fn build_batch(
             let weight = if total > 0.0 { weight / total } else { 0.0 };
             policy.push((move_to_index(pos, m), weight));
         }
+        let mix = if sample.adjudicated && max_length == MaxLengthTarget::Search {
+            1.0
+        } else {
+            root_mix
+        };
         let wdl: [f32; 3] = std::array::from_fn(|k| {
-            (1.0 - root_mix) * sample.result_wdl[k] + root_mix * sample.target.root_wdl[k]
+            (1.0 - mix) * sample.result_wdl[k] + mix * sample.target.root_wdl[k]
         });
         // Indices come from `move_to_index` and the input from the encoder: always valid.
         if out.push(&input, policy.iter().copied(), wdl).is_err() {

@@ -29,5 +29,5 @@ pub mod tensorboard;
 pub mod trainer;
 
 pub use checkpoint::{CheckpointError, Engine, TrainState};
-pub use config::{Backend, OptimizerKind, Schedule, TrainerConfig};
+pub use config::{Backend, MaxLengthTarget, OptimizerKind, Schedule, TrainerConfig};
 pub use trainer::{Data, StepReport, TrainError, TrainOptions, TrainSummary, train};

@@ -2,7 +2,7 @@
 
 use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, Engine, TrainState};
 use crate::config::TrainerConfig;
-use crate::data::build_batch;
+use crate::data::build_batch_with;
 use crate::engine::{self, Trainer};
 use crate::tensorboard::EventWriter;
 use atomzero_backprop::SparseBatch;
@@ -260,7 +260,14 @@ pub fn train(
         let t0 = Instant::now();
         indices.clear();
         indices.extend((0..config.batch_size).map(|_| sampler.below(window.len())));
-        build_batch(&window, &indices, &encoder, config.value_target_root_mix, &mut batch);
+        build_batch_with(
+            &window,
+            &indices,
+            &encoder,
+            config.value_target_root_mix,
+            config.max_length_target,
+            &mut batch,
+        );
         let t1 = Instant::now();
         let learning_rate = config.learning_rate_at(step);
         let figures = trainer

@@ -139,3 +139,43 @@ fn bomb_games_train_a_bomb_network_and_fit_the_belief() {
     assert!(report.heldout.positions > 50, "{}", report.heldout);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
+    use atomzero_replay::{EndReason, MoveRecord, SearchTarget};
+    use atomzero_train::MaxLengthTarget;
+    use atomzero_train::data::build_batch_with;
+    // Two moves of a game adjudicated at the ply limit, each a target with root WDL
+    // (0.6, 0.3, 0.1) for its side to move; and the same game ended by the rules (a draw).
+    let setup = Position::new(Variant::Bomb);
+    let choice = Move::bomb_choice(atomzero_rules::Square::D1);
+    let reply = Move::bomb_choice(atomzero_rules::Square::D8);
+    let target = SearchTarget { policy: vec![(choice, 1.0)], root_wdl: [0.6, 0.3, 0.1] };
+    let reply_target = SearchTarget { policy: vec![(reply, 1.0)], root_wdl: [0.6, 0.3, 0.1] };
+    let game = |reason| GameRecord {
+        variant: Variant::Bomb,
+        start_fen: setup.fen(),
+        chess960: false,
+        moves: vec![
+            MoveRecord { mv: choice, target: Some(target.clone()) },
+            MoveRecord { mv: reply, target: Some(reply_target.clone()) },
+        ],
+        winner: None,
+        reason,
+        resign_disabled: false,
+        resign_point: None,
+    };
+    let encoder = Encoder::new(EncoderConfig { history: 0, bomb: true });
+    let wdl = |reason, max_length| {
+        let window = ReplayWindow::from_games(vec![game(reason)]);
+        let mut batch = SparseBatch::new(1);
+        build_batch_with(&window, &[0, 1], &encoder, 0.0, max_length, &mut batch);
+        batch.wdl
+    };
+    let cut = EndReason::MaxLength;
+    let ended = EndReason::Rules(atomzero_rules::Termination::ThreefoldRepetition);
+    assert_eq!(wdl(cut, MaxLengthTarget::Search), [0.6, 0.3, 0.1, 0.6, 0.3, 0.1]);
+    assert_eq!(wdl(cut, MaxLengthTarget::Draw), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+    // A game the rules ended keeps its result either way.
+    assert_eq!(wdl(ended, MaxLengthTarget::Search), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+}
