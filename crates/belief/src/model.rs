@@ -8,8 +8,12 @@
 //!
 //! The player's question is "which square is the bomb on, or is it gone?": a guess
 //! ([`Guess`]) is the most likely of the candidate squares and "none" (the summed probability
-//! of the lost pieces). [`Accuracy`] compares the model's top-1 guess with a uniform guess
-//! among the view's candidates (each square and, if the opponent may have lost it, "none").
+//! of the lost pieces). [`Accuracy`] compares the model's top-1 guess with two baselines: a
+//! uniform guess among the view's candidates (each square and, if the opponent may have lost
+//! it, "none"), and the untrained model, uniform over the pieces the opponent had when it
+//! chose (which already knows that the more pieces it lost, the likelier "none" is; the
+//! difference between the two is what following the pieces by origin gives, the difference
+//! to it what the learned weights give).
 //!
 //! Saved as JSON ([`BeliefModel::to_json`], the `belief` field of a network's sidecar):
 //! `{"format": 1, "weights": [...95 numbers], "report": {...} | null}`.
@@ -60,6 +64,10 @@ pub struct Accuracy {
     /// The expected hits of a uniform guess among the view's candidates (the sum of
     /// 1 / candidates over the positions).
     pub uniform_hits: f64,
+    /// The hits of the untrained model's top-1 guess (uniform over the opponent's pieces at
+    /// its choice, [`BeliefModel::uniform`]).
+    #[serde(default)]
+    pub prior_hits: usize,
     /// Mean negative log-likelihood of the truth (over origins; nats).
     pub log_loss: f64,
 }
@@ -75,6 +83,11 @@ impl Accuracy {
         self.uniform_hits / self.positions as f64
     }
 
+    /// The untrained model's top-1 accuracy.
+    pub fn prior_top1(&self) -> f64 {
+        self.prior_hits as f64 / self.positions as f64
+    }
+
     /// Adds another count.
     pub fn merge(&mut self, other: &Accuracy) {
         let n = (self.positions + other.positions).max(1) as f64;
@@ -83,6 +96,7 @@ impl Accuracy {
         self.positions += other.positions;
         self.hits += other.hits;
         self.uniform_hits += other.uniform_hits;
+        self.prior_hits += other.prior_hits;
     }
 }
 
@@ -93,9 +107,10 @@ impl fmt::Display for Accuracy {
         }
         write!(
             f,
-            "top-1 {:.1}% vs uniform {:.1}% over {} positions",
+            "top-1 {:.1}% vs uniform {:.1}% (untrained, uniform over its pieces: {:.1}%) over {} positions",
             100.0 * self.top1(),
             100.0 * self.uniform_top1(),
+            100.0 * self.prior_top1(),
             self.positions
         )
     }
@@ -261,6 +276,8 @@ impl BeliefModel {
             accuracy.positions += 1;
             accuracy.hits += usize::from(top1_right(&p, sample));
             accuracy.uniform_hits += 1.0 / sample.view_candidates.max(1) as f64;
+            let n = sample.candidates.len().max(1);
+            accuracy.prior_hits += usize::from(top1_right(&vec![1.0 / n as f64; n], sample));
         }
         accuracy.log_loss = loss / accuracy.positions.max(1) as f64;
         accuracy
@@ -463,6 +480,7 @@ mod tests {
         // Four games in five choose the knight: the model finds it, uniform cannot.
         assert!(heldout.top1() > 0.6, "{heldout}");
         assert!(heldout.uniform_top1() < 0.1, "{heldout}");
+        assert!(heldout.prior_top1() < 0.2, "{heldout}");
         assert!(
             heldout.log_loss < uniform.log_loss - 0.5,
             "{} vs {}",

@@ -27,7 +27,7 @@ use crate::spec::PlayerSpec;
 use crate::stats::{
     GameResult, Pentanomial, SprtConfig, SprtStatus, Wdl, elo_line, fixed, score_line,
 };
-use atomzero_belief::{Accuracy, InformationSet};
+use atomzero_belief::{Accuracy, BeliefModel, InformationSet};
 use atomzero_rules::{Color, Game, Move, PgnGame, Position, Square, Start, Termination, Variant};
 use std::fmt;
 use std::sync::Arc;
@@ -399,7 +399,8 @@ impl MatchResult {
             fixed((1.0 - score) * 100.0, 1),
             white.games()
         );
-        if self.games.iter().any(|g| g.opening.is_setup_phase()) {
+        // The Balanced start's removals (the bomb variant's setup phase has none).
+        if self.games.iter().any(|g| g.opening.is_setup_phase() && g.bomb.is_none()) {
             for (first, name) in [(true, &self.first), (false, &self.second)] {
                 let games = self.games.iter().filter(|g| g.first_is_white == first).count();
                 let counts: Vec<String> =
@@ -749,7 +750,9 @@ fn score_guess(
     let Some(guess) = belief.guess(info) else { return };
     let view = info.view().candidates();
     let candidates = view.squares.count() as usize + usize::from(view.may_be_gone);
-    let hit = guess.square == truth.bomb(!info.viewer());
+    let truth_square = truth.bomb(!info.viewer());
+    let hit = guess.square == truth_square;
+    let prior = BeliefModel::uniform().guess(info).is_some_and(|g| g.square == truth_square);
     let p = belief
         .origin_probabilities(info)
         .iter()
@@ -759,6 +762,7 @@ fn score_guess(
         positions: 1,
         hits: usize::from(hit),
         uniform_hits: 1.0 / candidates.max(1) as f64,
+        prior_hits: usize::from(prior),
         log_loss: -p.max(1e-12).ln(),
     });
 }

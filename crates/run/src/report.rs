@@ -77,9 +77,10 @@ pub fn summary_line(
     }
     if let Some(belief) = report.belief.filter(|b| b.positions > 0) {
         parts.push(format!(
-            "belief top-1 {:.1}% vs uniform {:.1}% (held out)",
+            "belief top-1 {:.1}% vs uniform {:.1}% (untrained {:.1}%, held out)",
             100.0 * belief.top1(),
-            100.0 * belief.uniform_top1()
+            100.0 * belief.uniform_top1(),
+            100.0 * belief.prior_top1()
         ));
     }
     if let Some(g) = &report.gate {

@@ -280,10 +280,13 @@ impl Generations<'_> {
         }
     }
 
-    /// `net:` player for the network at `path`, named `name` in results and ratings.
+    /// `net:` player for the network at `path`, named `name` in results and ratings (in the
+    /// bomb variant with as many worlds per move as self-play draws).
     fn net_player(&self, path: &Path, name: &str, nodes: u32) -> Result<PlayerSpec> {
         let loader = NetLoader { device: self.config.device()? };
-        PlayerSpec::parse(&format!("net:{},nodes={nodes},name={name}", path.display()), &loader)
+        let worlds = self.config.selfplay.determinizations;
+        let spec = format!("net:{},nodes={nodes},worlds={worlds},name={name}", path.display());
+        PlayerSpec::parse(&spec, &loader)
             .map_err(|e| RunError::Network(format!("{}: {e}", path.display())))
     }
 

@@ -67,6 +67,7 @@ fn greedy_beats_random_and_every_game_starts_with_both_choices() {
             assert_eq!(pair[0].moves[2..4], pair[1].moves[2..4]);
         }
     }
+    assert!(!result.colour_report().contains("Removals"), "no Balanced-start removals");
     let report = result.bomb_report().unwrap();
     assert!(report.starts_with("Detonations: greedy in "), "{report}");
     assert!(!report.contains("Belief"), "neither player has a belief: {report}");
