@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
-use atomzero_encoding::POLICY_PLANES;
 use atomzero_nn::NetConfig;
 use safetensors::{Dtype, SafeTensors};
 
@@ -193,11 +192,13 @@ impl Params {
             })
             .collect();
         let policy_conv = b.conv_bn("policy_conv", filters, filters, 3);
+        // 73 planes, or 146 with the opponent's reply (`NetConfig::opponent_policy`).
+        let planes = config.policy_out_planes();
         let policy_out = ConvBiasAt {
             c_in: filters,
-            c_out: POLICY_PLANES,
-            weight: b.value("policy_out.weight".to_string(), vec![POLICY_PLANES, filters, 1, 1]),
-            bias: b.value("policy_out.bias".to_string(), vec![POLICY_PLANES]),
+            c_out: planes,
+            weight: b.value("policy_out.weight".to_string(), vec![planes, filters, 1, 1]),
+            bias: b.value("policy_out.bias".to_string(), vec![planes]),
         };
         let value_conv = b.conv_bn("value_conv", filters, config.value_channels, 1);
         let value_hidden = b.dense("value_hidden", config.value_channels * 64, config.value_hidden);

@@ -11,7 +11,8 @@
 //!       → x̂_k = (z − μ)/σ (kept) → out_k = relu(γ x̂ + β [+ out_{k−2}, a block's second])
 //!   value: 1×1 conv → x̂_v → hv = relu(γ x̂ + β) [C·64][nb] → u = relu(Whᵀ hv + bh) [H][nb]
 //!       → wdl = Woᵀ u + bo [3][nb]
-//!   policy: logits = Wpo · out_policy + bpo [73·64][nb] (row = plane · 64 + square)
+//!   policy: logits = Wpo · out_policy + bpo [73·64][nb] (row = plane · 64 + square; with an
+//!       opponent-policy head [146·64][nb], the rows from 4672 on the opponent's reply)
 //! ```
 //!
 //! Backward through a 3×3 convolution stays in the Winograd domain: `dM = A dZ Aᵀ`,
@@ -66,6 +67,8 @@ pub(crate) struct BackCoefficients {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LossSums {
     pub policy: f64,
+    /// The opponent-policy cross-entropy, weighted by its targets' sum.
+    pub reply: f64,
     pub value: f64,
     pub entropy: f64,
     pub correct: f64,
@@ -340,9 +343,9 @@ impl Shard {
         for (row, &b) in wdl.chunks_exact_mut(nb).zip(&values[out.bias.clone()]) {
             row.iter_mut().for_each(|v| *v += b);
         }
-        // Policy output.
+        // Policy output (and the opponent's reply, if the head has it).
         let policy_k = self.convs.len() - 1;
-        let logits = sized(&mut self.logits, POLICY_SIZE * nb);
+        let logits = sized(&mut self.logits, layers.policy_out.c_out * columns);
         gemm(&prepared.policy_out_w, &self.convs[policy_k].out, columns, logits);
         let bias = &values[layers.policy_out.bias.clone()];
         for (row, &b) in logits.chunks_exact_mut(columns).zip(bias) {
@@ -352,19 +355,26 @@ impl Shard {
 
     /// The losses of the shard's positions and their gradients w.r.t. the logits (scaled by
     /// `1 / batch_len`, the value part also by `value_weight`).
-    fn losses(&mut self, batch: &SparseBatch, value_weight: f32) -> LossSums {
+    fn losses(&mut self, batch: &SparseBatch, value_weight: f32, logit_rows: usize) -> LossSums {
         let nb = self.nb;
         let scale = 1.0 / batch.len as f64;
         let mut sums = LossSums::default();
-        let g_logits = sized(&mut self.g_logits, POLICY_SIZE * nb);
+        let g_logits = sized(&mut self.g_logits, logit_rows * nb);
         g_logits.fill(0.0);
         let g_wdl = sized(&mut self.g_wdl, 3 * nb);
         let mut probabilities: Vec<f64> = Vec::new();
         for b in 0..nb {
             let position = self.start + b;
-            let (legal, targets) = batch.policy(position);
-            if !legal.is_empty() {
-                let logit = |i: usize| f64::from(self.logits[usize::from(legal[i]) * nb + b]);
+            // The policy over the legal moves; the opponent's reply (rows from 4672 on) over
+            // its legal replies, only for heads that have it.
+            let reply =
+                if logit_rows > POLICY_SIZE { batch.reply(position) } else { (&[][..], &[][..]) };
+            for (offset, (legal, targets)) in [(0, batch.policy(position)), (POLICY_SIZE, reply)] {
+                if legal.is_empty() {
+                    continue;
+                }
+                let row = |i: usize| (offset + usize::from(legal[i])) * nb + b;
+                let logit = |i: usize| f64::from(self.logits[row(i)]);
                 let max = (0..legal.len()).map(logit).fold(f64::NEG_INFINITY, f64::max);
                 probabilities.clear();
                 probabilities.extend((0..legal.len()).map(|i| (logit(i) - max).exp()));
@@ -375,12 +385,15 @@ impl Shard {
                     let log_p = logit(i) - max - log_total;
                     let p = probabilities[i] / total;
                     let t = f64::from(targets[i]);
-                    sums.policy -= t * log_p;
-                    if p > 0.0 {
-                        sums.entropy -= p * log_p;
+                    if offset == 0 {
+                        sums.policy -= t * log_p;
+                        if p > 0.0 {
+                            sums.entropy -= p * log_p;
+                        }
+                    } else {
+                        sums.reply -= t * log_p;
                     }
-                    g_logits[usize::from(legal[i]) * nb + b] =
-                        ((p * target_sum - t) * scale) as f32;
+                    g_logits[row(i)] = ((p * target_sum - t) * scale) as f32;
                 }
             }
             // Value: a 3-way softmax.
@@ -413,7 +426,7 @@ impl Shard {
         layers: &Layers,
         prepared: &Prepared,
     ) -> (LossSums, BackSums, BackSums) {
-        let sums = self.losses(batch, value_weight);
+        let sums = self.losses(batch, value_weight, layers.policy_out.c_out * 64);
         let nb = self.nb;
         let columns = 64 * nb;
         let grad = &mut self.grad;

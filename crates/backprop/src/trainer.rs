@@ -49,10 +49,13 @@ impl std::error::Error for StepError {}
 /// Figures of one step, measured on the batch before the update.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepStats {
-    /// `policy + value_weight · value`.
+    /// `policy + reply + value_weight · value`.
     pub total: f32,
     /// Policy cross-entropy (mean over the batch).
     pub policy: f32,
+    /// Opponent-policy cross-entropy weighted by its targets' sums (mean over the batch; 0
+    /// without replies).
+    pub reply: f32,
     /// WDL cross-entropy (mean over the batch).
     pub value: f32,
     /// Mean entropy of the (legal-masked) policy.
@@ -231,6 +234,7 @@ impl CpuTrainer {
         let (mut value_sums, mut policy_sums) = (Vec::new(), Vec::new());
         for (l, v, p) in results {
             losses.policy += l.policy;
+            losses.reply += l.reply;
             losses.value += l.value;
             losses.entropy += l.entropy;
             losses.correct += l.correct;
@@ -277,10 +281,11 @@ impl CpuTrainer {
         self.optimizer.step(values, &mut self.grad, tensors, learning_rate);
 
         let n = batch.len as f64;
-        let (policy, value) = (losses.policy / n, losses.value / n);
+        let (policy, reply, value) = (losses.policy / n, losses.reply / n, losses.value / n);
         Ok(StepStats {
-            total: (policy + f64::from(value_weight) * value) as f32,
+            total: (policy + reply + f64::from(value_weight) * value) as f32,
             policy: policy as f32,
+            reply: reply as f32,
             value: value as f32,
             entropy: (losses.entropy / n) as f32,
             accuracy: (losses.correct / n) as f32,

@@ -395,7 +395,7 @@ fn training(
         for (_, trainer, data_secs, compute_secs, steps) in &mut engines {
             let t0 = Instant::now();
             let indices: Vec<usize> = (0..TRAIN_BATCH).map(|_| rng.below(window.len())).collect();
-            build_batch(&window, &indices, &encoder, 0.0, &mut batch);
+            build_batch(&window, &indices, &encoder, 0.0, 0.0, &mut batch);
             let t1 = Instant::now();
             let figures = trainer.step(&batch, 1e-4, 1.0).context("training step")?;
             std::hint::black_box(figures);

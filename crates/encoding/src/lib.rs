@@ -21,4 +21,5 @@ pub use planes::{
 };
 pub use policy::{
     DETONATION_PLANE, POLICY_PLANES, POLICY_SIZE, REMOVAL_PLANE, index_to_move, move_to_index,
+    reply_index,
 };

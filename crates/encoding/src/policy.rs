@@ -97,6 +97,16 @@ fn detonation_plane(pos: &Position, square: Square) -> usize {
     if pos.board().role_at(square) == Some(Role::Knight) { REMOVAL_PLANE } else { DETONATION_PLANE }
 }
 
+/// The index of the opponent's reply `m`, a legal move of `after` (the position after the
+/// side to move's move), for the side to move's auxiliary opponent-policy head (KataGo's
+/// opponent policy): the move's plane as the opponent sees it, at its from-square mirrored
+/// back into the side to move's view (`after`'s board is the opponent's view, upside down from
+/// ours). A convolutional head then finds the opponent's piece at the square where it sees it.
+pub fn reply_index(after: &Position, m: Move) -> usize {
+    let index = move_to_index(after, m);
+    (index / 64) * 64 + ((index % 64) ^ 56)
+}
+
 /// The legal move of `pos` with policy index `index`, if any.
 pub fn index_to_move(pos: &Position, index: usize) -> Option<Move> {
     if index >= POLICY_SIZE {

@@ -3,6 +3,7 @@
 
 use atomzero_encoding::{
     Batch, Encoder, EncoderConfig, POLICY_SIZE, REMOVAL_PLANE, index_to_move, move_to_index,
+    reply_index,
 };
 use atomzero_rules::{CastlingMode, Move, Position, Setup, Square, Start, Variant};
 use ndarray::Array3;
@@ -74,6 +75,39 @@ fn policy_index_round_trips_for_every_legal_move() {
         castles > 100 && underpromotions > 100 && removals >= 16 * 10,
         "castles {castles}, underpromotions {underpromotions}, removals {removals}"
     );
+}
+
+#[test]
+fn reply_indices_are_distinct_and_sit_where_the_side_to_move_sees_the_piece() {
+    let mut checked = 0;
+    for (pos, _) in random_positions(2_000, 3) {
+        let Some(&first) = pos.legal_moves().first() else { continue };
+        let mut after = pos;
+        after.play_unchecked(first);
+        let mut seen = HashSet::new();
+        for &reply in after.legal_moves().iter() {
+            let index = reply_index(&after, reply);
+            assert!(index < POLICY_SIZE);
+            assert!(seen.insert(index), "two replies share index {index} in {}", after.fen());
+            // The square of the index is the reply's from-square as the side to move at `pos`
+            // sees the board (mirrored for Black), and the plane is the one the opponent's
+            // own policy uses.
+            let ours = match pos.turn() {
+                atomzero_rules::Color::White => reply.from(),
+                atomzero_rules::Color::Black => reply.from().flip_vertical(),
+            };
+            assert_eq!(index % 64, ours.index(), "{} after {}", after.uci(reply), after.fen());
+            assert_eq!(index / 64, move_to_index(&after, reply) / 64);
+            checked += 1;
+        }
+    }
+    assert!(checked > 20_000, "{checked}");
+    // 1. e4 e5: Black's pawn leaves e7 (square 52 as White sees it) one step "north" as Black
+    // sees it (plane 1: N, distance 2).
+    let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    let after = Position::from_fen(fen, Variant::Atomic).unwrap();
+    let e5 = *after.legal_moves().iter().find(|&&m| after.uci(m) == "e7e5").unwrap();
+    assert_eq!(reply_index(&after, e5), 64 + 52);
 }
 
 #[test]

@@ -89,7 +89,12 @@ pub(crate) fn parse(config: &NetConfig, bytes: &[u8]) -> Result<NetWeights, Infe
         tower.push(BlockWeights { first, second, se });
     }
     let policy_conv = reader.conv_bn("policy_conv", filters, filters, 3)?;
-    let policy_out = reader.conv_with_bias("policy_out", filters, POLICY_PLANES, 1)?;
+    let mut policy_out =
+        reader.conv_with_bias("policy_out", filters, config.policy_out_planes(), 1)?;
+    // The opponent-policy planes (a training target) are not computed.
+    policy_out.weight.truncate(POLICY_PLANES * filters);
+    policy_out.bias.truncate(POLICY_PLANES);
+    policy_out.c_out = POLICY_PLANES;
     let value_conv = reader.conv_bn("value_conv", filters, config.value_channels, 1)?;
     let value_hidden =
         reader.dense("value_hidden", config.value_channels * 64, config.value_hidden)?;

@@ -202,7 +202,7 @@ fn net_with_squeeze_excitation_matches_burn() {
 }
 
 #[test]
-fn net_with_history_matches_burn() {
+fn net_with_history_and_an_opponent_policy_head_matches_burn() {
     let config = NetConfig {
         blocks: 2,
         filters: 24,
@@ -210,6 +210,8 @@ fn net_with_history_matches_burn() {
         value_channels: 4,
         value_hidden: 16,
         encoder: EncoderConfig { history: 2, ..EncoderConfig::default() },
+        // The opponent-policy planes are read and left out: the policy is the first 73.
+        opponent_policy: true,
     };
     check_against_burn(&config, 3);
 }

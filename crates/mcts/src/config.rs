@@ -34,6 +34,12 @@ pub struct SearchConfig {
     /// the training target again by [`crate::Search::pruned_root_children`]. Ignored by a
     /// Gumbel root.
     pub forced_playouts: f32,
+    /// Prove a leaf lost for the player who moved into it, without evaluating it, when the
+    /// side to move there can end the game at once by the variant's king rules
+    /// ([`atomzero_rules::Position::winning_move`]: a blast that takes the enemy king). With
+    /// it the search sees every one-move threat against a king as soon as it reaches the
+    /// position that allows it.
+    pub instant_wins: bool,
 }
 
 impl Default for SearchConfig {
@@ -50,6 +56,7 @@ impl Default for SearchConfig {
             history: 0,
             gumbel: None,
             forced_playouts: 0.0,
+            instant_wins: false,
         }
     }
 }

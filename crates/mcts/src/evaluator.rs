@@ -184,6 +184,18 @@ pub trait Evaluator {
     }
 }
 
+impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        (**self).evaluate(requests)
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+    fn computes_on_calling_thread(&self) -> bool {
+        (**self).computes_on_calling_thread()
+    }
+}
+
 impl<E: Evaluator + ?Sized> Evaluator for &E {
     fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
         (**self).evaluate(requests)
@@ -193,6 +205,48 @@ impl<E: Evaluator + ?Sized> Evaluator for &E {
     }
     fn computes_on_calling_thread(&self) -> bool {
         (**self).computes_on_calling_thread()
+    }
+}
+
+/// Another evaluator's priors sharpened or flattened by a softmax temperature `T`: each
+/// position's priors become `p^(1/T)`, normalised (the softmax of the logits divided by `T`;
+/// lc0's `PolicySoftmaxTemp`). Above 1 the search spreads its visits wider. The order of the
+/// priors is kept, and with it the search's tie-breaking.
+#[derive(Clone, Debug)]
+pub struct PolicyTemperature<E> {
+    /// The evaluator whose priors are tempered.
+    pub inner: E,
+    /// The temperature (positive; 1 changes nothing).
+    pub temperature: f32,
+}
+
+impl<E: Evaluator> Evaluator for PolicyTemperature<E> {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let raw = self.inner.evaluate(requests);
+        let inverse = 1.0 / self.temperature;
+        let mut out = Evaluations::with_capacity(raw.len(), raw.priors.len());
+        for e in &raw {
+            out.push_with(e.priors.len(), e.wdl, |priors| {
+                for (p, &q) in priors.iter_mut().zip(e.priors) {
+                    *p = q.max(0.0).powf(inverse);
+                }
+                let sum: f32 = priors.iter().sum();
+                if sum > 0.0 && sum.is_finite() {
+                    priors.iter_mut().for_each(|p| *p /= sum);
+                } else {
+                    priors.copy_from_slice(e.priors);
+                }
+            });
+        }
+        out
+    }
+
+    fn name(&self) -> String {
+        format!("{} (policy temperature {})", self.inner.name(), self.temperature)
+    }
+
+    fn computes_on_calling_thread(&self) -> bool {
+        self.inner.computes_on_calling_thread()
     }
 }
 
@@ -283,6 +337,44 @@ mod tests {
         }
         let other = RandomEvaluator { seed: 8 }.evaluate(&[req]);
         assert_ne!(other.get(0), RandomEvaluator { seed: 7 }.evaluate(&[req]).get(0));
+    }
+
+    #[test]
+    fn policy_temperature_flattens_or_sharpens_and_keeps_the_order() {
+        let pos = Position::new(Variant::Atomic);
+        let moves = pos.legal_moves();
+        let req = EvalRequest { position: &pos, history: &[], repetitions: 0, moves: &moves };
+        let raw = RandomEvaluator { seed: 3 }.evaluate(&[req, req]);
+        let raw = raw.get(0).unwrap();
+        let spread = |p: &[f32]| {
+            p.iter().copied().fold(0.0f32, f32::max) - p.iter().copied().fold(1.0f32, f32::min)
+        };
+        for (t, flatter) in [(2.0, true), (0.5, false)] {
+            let tempered = PolicyTemperature { inner: RandomEvaluator { seed: 3 }, temperature: t };
+            let out = tempered.evaluate(&[req, req]);
+            assert_eq!(out.len(), 2);
+            let e = out.get(1).unwrap();
+            assert_eq!(e.wdl, raw.wdl, "values untouched");
+            assert!((e.priors.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            // p^(1/T) normalised, in the same order.
+            let z: f32 = raw.priors.iter().map(|p| p.powf(1.0 / t)).sum();
+            for (&q, &p) in e.priors.iter().zip(raw.priors) {
+                assert!((q - p.powf(1.0 / t) / z).abs() < 1e-6);
+            }
+            for i in 0..moves.len() {
+                for j in 0..moves.len() {
+                    if raw.priors[i] > raw.priors[j] {
+                        assert!(e.priors[i] >= e.priors[j]);
+                    }
+                }
+            }
+            assert_eq!(spread(e.priors) < spread(raw.priors), flatter, "T = {t}");
+        }
+        let same = PolicyTemperature { inner: RandomEvaluator { seed: 3 }, temperature: 1.0 };
+        let same = same.evaluate(&[req]);
+        for (&q, &p) in same.get(0).unwrap().priors.iter().zip(raw.priors) {
+            assert!((q - p).abs() < 1e-6);
+        }
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub mod tree;
 
 pub use config::{GumbelConfig, SearchConfig};
 pub use evaluator::{
-    EvalRequest, Evaluation, Evaluations, Evaluator, RandomEvaluator, UniformEvaluator,
+    EvalRequest, Evaluation, Evaluations, Evaluator, PolicyTemperature, RandomEvaluator,
+    UniformEvaluator,
 };
 pub use pimc::Pimc;
 pub use rng::Rng;

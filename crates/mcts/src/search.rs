@@ -409,6 +409,19 @@ impl Search {
                         self.propagate_proof(path);
                         return Walk::Exact;
                     }
+                    if id != 0
+                        && self.config.instant_wins
+                        && pos.winning_move(&leaf.moves).is_some()
+                    {
+                        // The side to move wins at once: lost for the player who moved here.
+                        // (Marked terminal for the search; `advance` searches such a root.)
+                        let node = &mut self.nodes[id as usize];
+                        node.expansion = Expansion::Terminal;
+                        node.proven = Proven::Loss;
+                        self.backup(path, Proven::Loss.wdl().unwrap_or([0.0, 0.0, 1.0]), false);
+                        self.propagate_proof(path);
+                        return Walk::Exact;
+                    }
                     self.max_depth = self.max_depth.max(path.len() - 1);
                     self.leaf_history(path_positions, &mut leaf.history);
                     leaf.node = id;

@@ -193,3 +193,41 @@ fn policy_target_pruning_takes_back_forced_visits_only() {
     let plain = forced_search(0.0, visits);
     assert_eq!(plain.pruned_root_children(), plain.root_children());
 }
+
+#[test]
+fn instant_wins_prove_a_move_that_allows_a_king_explosion_lost_without_evaluating_it() {
+    // Black threatens Bxf2 (the blast takes the g1 king). With `instant_wins`, a White move
+    // that allows it is proven lost the first time it is visited, so each trap costs one
+    // visit and the search picks a safe move with far fewer visits than without.
+    let fen = "4k3/8/8/2b5/8/8/5P2/6K1 w - - 0 1";
+    let pos = Position::from_fen(fen, Variant::Atomic).unwrap();
+    let config = SearchConfig { instant_wins: true, ..SearchConfig::default().without_noise() };
+    let mut s = Search::new(&Game::new(pos), config, 3);
+    s.run(&UniformEvaluator, 200, 1);
+    let stats = s.root_child_stats();
+    let lost: Vec<_> = stats.iter().filter(|c| c.proven == Proven::Loss).collect();
+    assert!(lost.len() >= 2, "traps proven: {}", lost.len());
+    for c in &lost {
+        let after = pos.play(c.mv).unwrap();
+        assert!(after.winning_move(&after.legal_moves()).is_some(), "{}", pos.uci(c.mv));
+        assert_eq!(c.visits, 1, "{}: a proven trap is visited once", pos.uci(c.mv));
+    }
+    let best = s.best_move().unwrap();
+    let after = pos.play(best).unwrap();
+    assert_eq!(after.winning_move(&after.legal_moves()), None, "{}", pos.uci(best));
+    // Off (the default), a trap is proven, if at all, only by searching below it.
+    let mut s = Search::new(&Game::new(pos), SearchConfig::default().without_noise(), 3);
+    s.run(&UniformEvaluator, 200, 1);
+    let traps: Vec<_> = s
+        .root_child_stats()
+        .into_iter()
+        .filter(|c| {
+            let after = pos.play(c.mv).unwrap();
+            after.winning_move(&after.legal_moves()).is_some()
+        })
+        .collect();
+    assert_eq!(traps.len(), lost.len());
+    for c in &traps {
+        assert!(c.proven == Proven::Unknown || c.visits > 1, "{}", pos.uci(c.mv));
+    }
+}

@@ -12,7 +12,7 @@
 //! | field | meaning |
 //! |---|---|
 //! | `format_version` | [`NET_FORMAT_VERSION`]; other versions are refused |
-//! | `net` | the [`NetConfig`] (every field present) |
+//! | `net` | the [`NetConfig`] (every field present, except `opponent_policy`, added later: absent means `false`) |
 //! | `encoding_version` | `atomzero_encoding::ENCODING_VERSION` the net was saved with (versions in `READABLE_ENCODING_VERSIONS` load: version 1 differs only for the Balanced start's setup position, which it lacked) |
 //! | `variant` | the variant the net plays, e.g. `atomic` |
 //! | `training_step` | optimizer steps behind these weights |
@@ -183,11 +183,19 @@ pub fn read_metadata(path: &Path) -> Result<NetMetadata, CheckpointError> {
     Ok(metadata)
 }
 
+/// `net` fields added after format version 1 whose default (`false`) is what every net saved
+/// before them is: a sidecar may omit these, and only these.
+const NET_FIELDS_ADDED_LATER: [&str; 1] = ["opponent_policy"];
+
 fn missing_net_field(value: &serde_json::Value) -> Option<String> {
     let template = serde_json::to_value(NetConfig::tiny()).ok()?;
     let net = value.get("net")?;
     let template = template.as_object()?;
-    template.keys().find(|key| net.get(key.as_str()).is_none()).map(|key| format!("net.{key}"))
+    template
+        .keys()
+        .filter(|key| !NET_FIELDS_ADDED_LATER.contains(&key.as_str()))
+        .find(|key| net.get(key.as_str()).is_none())
+        .map(|key| format!("net.{key}"))
 }
 
 fn load_weights(

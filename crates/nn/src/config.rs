@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use atomzero_encoding::{Encoder, EncoderConfig};
+use atomzero_encoding::{Encoder, EncoderConfig, POLICY_PLANES};
 use serde::{Deserialize, Serialize};
 
 /// Upper bounds on the architecture, so that a damaged or hostile sidecar cannot make us
@@ -34,6 +34,10 @@ pub struct NetConfig {
     pub value_channels: usize,
     /// The input encoding; the stem's input channels are `Encoder::new(encoder).planes()`.
     pub encoder: EncoderConfig,
+    /// KataGo's auxiliary opponent-policy head: the policy head's last 1×1 convolution has a
+    /// second set of 73 output planes that predict the opponent's reply (a training target
+    /// only; inference and export read the first 73). `false` in nets saved before it existed.
+    pub opponent_policy: bool,
 }
 
 impl Default for NetConfig {
@@ -53,6 +57,7 @@ impl NetConfig {
             value_hidden: 64,
             value_channels: 8,
             encoder: EncoderConfig::default(),
+            opponent_policy: false,
         }
     }
 
@@ -65,12 +70,19 @@ impl NetConfig {
             value_hidden: 128,
             value_channels: 32,
             encoder: EncoderConfig::default(),
+            opponent_policy: false,
         }
     }
 
     /// Number of input planes (`[B, planes, 8, 8]`).
     pub fn input_planes(&self) -> usize {
         Encoder::new(self.encoder).planes()
+    }
+
+    /// Output planes of the policy head's last convolution: 73, or 146 with the opponent's
+    /// reply (`opponent_policy`).
+    pub fn policy_out_planes(&self) -> usize {
+        POLICY_PLANES * (1 + usize::from(self.opponent_policy))
     }
 
     /// Hidden units of each squeeze-excitation layer, `None` without SE.
@@ -118,6 +130,13 @@ impl NetConfig {
         field("value_channels", file.value_channels, self.value_channels);
         field("encoder.history", file.encoder.history, self.encoder.history);
         field("encoder.bomb", usize::from(file.encoder.bomb), usize::from(self.encoder.bomb));
+        if file.opponent_policy != self.opponent_policy {
+            out.push(FieldDifference {
+                field: "opponent_policy",
+                file: file.opponent_policy.to_string(),
+                wanted: self.opponent_policy.to_string(),
+            });
+        }
         out
     }
 }

@@ -7,6 +7,7 @@
 //!   stem: conv3x3 → BN → ReLU                          [B, F, 8, 8]
 //!   tower: blocks × (conv3x3-BN-ReLU-conv3x3-BN [-SE] + skip, ReLU)
 //!   policy: conv3x3 → BN → ReLU → conv1x1 (73)         [B, 73, 8, 8] → [B, 4672]
+//!           (with `opponent_policy`: conv1x1 (146), the second 73 planes the opponent's reply)
 //!   value: conv1x1 (C) → BN → ReLU → flatten → linear (H) → ReLU → linear (3)   [B, 3]
 //! ```
 //!
@@ -28,6 +29,10 @@ pub struct NetOutput {
     pub policy: Tensor<2>,
     /// Win/draw/loss logits for the side to move, `[B, 3]`.
     pub wdl: Tensor<2>,
+    /// The auxiliary head's logits for the opponent's reply `[B, 4672]` (nets with
+    /// `opponent_policy`): the reply's index in the opponent's own frame with its square
+    /// turned back into the side to move's (see `atomzero_encoding::reply_index`).
+    pub opponent_policy: Option<Tensor<2>>,
 }
 
 /// A convolution without bias followed by batch norm.
@@ -137,7 +142,7 @@ impl NetConfig {
             stem: ConvBn::new(self.input_planes(), filters, 3, device),
             tower,
             policy_conv: ConvBn::new(filters, filters, 3, device),
-            policy_out: Conv2dConfig::new([filters, POLICY_PLANES], [1, 1]).init(device),
+            policy_out: Conv2dConfig::new([filters, self.policy_out_planes()], [1, 1]).init(device),
             value_conv: ConvBn::new(filters, self.value_channels, 1, device),
             value_hidden: LinearConfig::new(self.value_channels * 64, self.value_hidden)
                 .init(device),
@@ -158,7 +163,7 @@ impl NetConfig {
             filters * hidden + hidden * 2 * filters
         });
         let block = 2 * conv(filters, filters, 3) + se;
-        let policy = conv(filters, filters, 3) + conv(filters, POLICY_PLANES as u64, 1);
+        let policy = conv(filters, filters, 3) + conv(filters, self.policy_out_planes() as u64, 1);
         let value_channels = self.value_channels as u64;
         let value_hidden = self.value_hidden as u64;
         let value = conv(filters, value_channels, 1)
@@ -186,14 +191,20 @@ impl Net {
         }
 
         let p = relu(self.policy_conv.forward(x.clone())); // [B, F, 8, 8]
-        let p = self.policy_out.forward(p); // [B, 73, 8, 8]
-        let policy = p.reshape([batch, POLICY_SIZE]); // [B, 4672], NCHW: plane * 64 + square
+        let p = self.policy_out.forward(p); // [B, 73 or 146, 8, 8]
+        let (policy, opponent_policy) = if self.config.opponent_policy {
+            let reply = p.clone().narrow(1, POLICY_PLANES, POLICY_PLANES); // [B, 73, 8, 8]
+            (p.narrow(1, 0, POLICY_PLANES), Some(reply.reshape([batch, POLICY_SIZE])))
+        } else {
+            (p, None)
+        };
+        let policy = policy.reshape([batch, POLICY_SIZE]); // [B, 4672], NCHW: plane * 64 + square
 
         let v = relu(self.value_conv.forward(x)); // [B, C, 8, 8]
         let v = v.reshape([batch, self.config.value_channels * 64]); // [B, C * 64]
         let v = relu(self.value_hidden.forward(v)); // [B, H]
         let wdl = self.value_out.forward(v); // [B, 3]
 
-        NetOutput { policy, wdl }
+        NetOutput { policy, wdl, opponent_policy }
     }
 }

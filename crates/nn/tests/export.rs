@@ -370,6 +370,22 @@ fn interpreted_graph_matches_the_net_with_squeeze_excitation_and_history() {
 }
 
 #[test]
+fn interpreted_graph_matches_the_net_with_an_opponent_policy_head() {
+    // The head's second 73 planes (a training target) are left out of the graph: the exported
+    // policy is the net's own policy output.
+    let mut config = NetConfig::tiny();
+    config.blocks = 1;
+    config.filters = 16;
+    config.opponent_policy = true;
+    check_outputs_match(&config, 14);
+    let net = config.init(&device()).unwrap();
+    let model = ModelProto::decode(to_onnx(&net, &info()).unwrap().as_slice()).unwrap();
+    let graph = model.graph.unwrap();
+    let policy_out = graph.initializer.iter().find(|t| t.name == "policy_out.weight").unwrap();
+    assert_eq!(policy_out.dims, vec![73, 16, 1, 1]);
+}
+
+#[test]
 fn batch_norm_folding_is_not_the_identity_here() {
     // Guards the tests above: after training, the folded biases differ from zero, so a wrong
     // fold would show in the outputs.

@@ -404,6 +404,12 @@ fn damaged_files_fail_cleanly() {
     });
     assert!(load_error(&path).contains("net.filters"));
     restore();
+    // Nets saved before the opponent-policy head existed (the shipped one among them) load.
+    edit_sidecar(&path, |v| {
+        v["net"].as_object_mut().unwrap().remove("opponent_policy");
+    });
+    load(&path, &device()).unwrap();
+    restore();
     edit_sidecar(&path, |v| v["surprise"] = true.into());
     assert!(load_error(&path).contains("surprise"));
     restore();

@@ -1,9 +1,9 @@
 //! The replay window: the newest N training targets of a directory of shards, addressable by
 //! index so the trainer can sample them with its own (checkpointed) random generator.
 
-use crate::format::{GameRecord, SearchTarget};
+use crate::format::{GameRecord, MoveRecord, SearchTarget};
 use crate::shard::{ShardError, read_shard};
-use atomzero_rules::{CastlingMode, Position, view_repetitions};
+use atomzero_rules::{CastlingMode, Move, Position, view_repetitions};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -55,6 +55,11 @@ pub struct Sample<'a> {
     pub result_wdl: [f32; 3],
     /// The game was cut by the ply limit (its draw is an adjudication, not a result).
     pub adjudicated: bool,
+    /// The move played from the position.
+    pub played: Move,
+    /// The opponent's reply to it, with its search target if it was a training target too
+    /// (`None` when the game ended with `played`).
+    pub reply: Option<&'a MoveRecord>,
 }
 
 /// The newest training targets of a shard directory.
@@ -178,7 +183,18 @@ impl ReplayWindow {
         };
         let history = earlier.iter().rev().take(history).copied().collect();
         let adjudicated = game.reason == crate::format::EndReason::MaxLength;
-        Some(Sample { position: pos, history, repetitions, target, result_wdl, adjudicated })
+        let played = game.moves[ply as usize].mv;
+        let reply = game.moves.get(ply as usize + 1);
+        Some(Sample {
+            position: pos,
+            history,
+            repetitions,
+            target,
+            result_wdl,
+            adjudicated,
+            played,
+            reply,
+        })
     }
 
     /// The games in the window.

@@ -807,6 +807,23 @@ impl Position {
         pos
     }
 
+    /// The first of `moves` (legal moves of this position) after which the variant's king
+    /// rules give the side to move the game at once: a capture (or a bomb detonation) whose
+    /// blast removes the enemy king, or in `atomar` its capture. Checkmates are not looked
+    /// for. Only moves landing on the enemy king's square or next to it are played to check,
+    /// so this is cheap enough for every leaf of a search.
+    pub fn winning_move(&self, moves: &[Move]) -> Option<Move> {
+        let king = self.board.king_of(!self.turn)?;
+        let near = attacks::king_attacks(king).with(king);
+        moves.iter().copied().find(|&m| {
+            near.contains(m.to()) && (self.is_capture(m) || m.from() == m.to()) && {
+                let mut after = *self;
+                after.play_unchecked(m);
+                after.variant_outcome().is_some_and(|o| o.winner == Some(self.turn))
+            }
+        })
+    }
+
     /// Legal moves of the side to move (empty once the game is decided by the variant's king
     /// rules).
     pub fn legal_moves(&self) -> MoveList {

@@ -204,3 +204,35 @@ fn validation_reports_every_problem() {
     let p = pos("4k3/8/8/3p4/8/8/8/4K3 w - d6 0 1");
     assert_eq!(p.ep_square(), None);
 }
+
+#[test]
+fn winning_move_finds_the_blast_that_takes_the_enemy_king_and_nothing_else() {
+    // Qxf7 explodes the g8 king; Qxa8?? is no capture here and Qd5-d8 is only a check.
+    let p = pos("4r1k1/5pp1/8/3Q4/8/8/8/4K3 w - - 0 1");
+    let m = p.winning_move(&p.legal_moves()).map(|m| p.uci(m));
+    assert_eq!(m.as_deref(), Some("d5f7"));
+    // No capture reaches the king's neighbourhood: nothing wins at once (a mate in one is not
+    // looked for).
+    let p = pos("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+    assert_eq!(p.winning_move(&p.legal_moves()), None);
+    // A capture next to the king that would also blow up the mover's own king is illegal,
+    // so it is not in the list and not found.
+    let p = pos("8/8/8/2K5/2P5/2k1n3/8/2R5 b - - 0 1");
+    assert_eq!(p.winning_move(&p.legal_moves()), None);
+    // Only the moves it is given are looked at.
+    let p = pos("4r1k1/5pp1/8/3Q4/8/8/8/4K3 w - - 0 1");
+    let others: Vec<_> = p.legal_moves().iter().copied().filter(|&m| p.uci(m) != "d5f7").collect();
+    assert_eq!(p.winning_move(&others), None);
+}
+
+#[test]
+fn winning_move_follows_the_variant() {
+    // Atomar: kings are immune to blasts, so Qxf7 next to the g8 king wins nothing; capturing
+    // the king itself wins.
+    let fen = "4r1k1/5pp1/8/3Q4/8/8/8/4K3 w - - 0 1";
+    let p = Position::from_fen(fen, Variant::Atomar).unwrap();
+    assert_eq!(p.winning_move(&p.legal_moves()), None);
+    let p = Position::from_fen("6k1/8/8/8/8/8/8/K5R1 w - - 0 1", Variant::Atomar).unwrap();
+    let m = p.winning_move(&p.legal_moves()).map(|m| p.uci(m));
+    assert_eq!(m.as_deref(), Some("g1g8"));
+}

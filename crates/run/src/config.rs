@@ -76,6 +76,12 @@ pub struct RunConfig {
     pub concurrency: usize,
     /// Gating and evaluation games longer than this are adjudicated draws.
     pub match_max_plies: usize,
+    /// Once this fraction of the budget has passed (of `max_minutes`, else of `generations`),
+    /// every generation trains at `lr_drop_factor` times `train.learning_rate` (a step drop
+    /// timed by the budget, as AlphaZero and lc0 drop theirs late in a run); 1 = never.
+    pub lr_drop_at: f64,
+    /// The learning rate's factor after `lr_drop_at`.
+    pub lr_drop_factor: f64,
 }
 
 impl Default for RunConfig {
@@ -96,11 +102,27 @@ impl Default for RunConfig {
             openings: String::new(),
             concurrency: 0,
             match_max_plies: 300,
+            lr_drop_at: 1.0,
+            lr_drop_factor: 0.1,
         }
     }
 }
 
 impl RunConfig {
+    /// The factor of `train.learning_rate` for generation `generation` (1-based) when its
+    /// training starts after `elapsed_secs` of the run's wall time.
+    pub fn learning_rate_factor(&self, generation: u64, elapsed_secs: f64) -> f64 {
+        let by_time = (self.max_minutes > 0.0).then(|| elapsed_secs / (self.max_minutes * 60.0));
+        let by_generations = (self.generations > 0)
+            .then(|| generation.saturating_sub(1) as f64 / self.generations as f64);
+        let passed = match (by_time, by_generations) {
+            (Some(t), Some(g)) => t.max(g),
+            (Some(f), None) | (None, Some(f)) => f,
+            (None, None) => 0.0,
+        };
+        if self.lr_drop_at < 1.0 && passed >= self.lr_drop_at { self.lr_drop_factor } else { 1.0 }
+    }
+
     /// Checks every field; the error names the key.
     pub fn validate(&self) -> Result<(), String> {
         let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
@@ -114,6 +136,14 @@ impl RunConfig {
         )?;
         check((0.0..=1.0).contains(&self.gate_threshold), "run.gate_threshold must be in [0, 1]")?;
         check(self.match_max_plies >= 1, "run.match_max_plies must be at least 1")?;
+        check(
+            self.lr_drop_at > 0.0 && self.lr_drop_at <= 1.0,
+            "run.lr_drop_at must be in (0, 1] (1 = never)",
+        )?;
+        check(
+            self.lr_drop_factor > 0.0 && self.lr_drop_factor <= 1.0,
+            "run.lr_drop_factor must be in (0, 1]",
+        )?;
         if !self.gate_sprt.trim().is_empty() {
             self.gate_sprt
                 .parse::<atomzero_eval::SprtConfig>()
@@ -223,5 +253,45 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_learning_rate_drops_once_the_budget_fraction_has_passed() {
+        let timed = RunConfig {
+            max_minutes: 60.0,
+            generations: 0,
+            lr_drop_at: 0.75,
+            lr_drop_factor: 0.1,
+            ..RunConfig::default()
+        };
+        assert_eq!(timed.learning_rate_factor(200, 44.9 * 60.0), 1.0);
+        assert_eq!(timed.learning_rate_factor(1, 45.0 * 60.0), 0.1);
+        // By generations when there is no time budget: generation 7 of 8 starts after 6.
+        let counted = RunConfig { max_minutes: 0.0, generations: 8, ..timed.clone() };
+        assert_eq!(counted.learning_rate_factor(6, 1e9), 1.0);
+        assert_eq!(counted.learning_rate_factor(7, 0.0), 0.1);
+        // Both budgets: whichever is nearer its end.
+        let both = RunConfig { generations: 8, ..timed.clone() };
+        assert_eq!(both.learning_rate_factor(7, 0.0), 0.1);
+        assert_eq!(both.learning_rate_factor(1, 50.0 * 60.0), 0.1);
+        // 1 = never; no budget at all: never.
+        let never = RunConfig { lr_drop_at: 1.0, ..timed.clone() };
+        assert_eq!(never.learning_rate_factor(1_000, 1e9), 1.0);
+        let unbounded = RunConfig { max_minutes: 0.0, generations: 0, ..timed };
+        assert_eq!(unbounded.learning_rate_factor(1_000, 1e9), 1.0);
+    }
+
+    #[test]
+    fn learning_rate_drop_keys_are_checked() {
+        for (at, factor) in [(0.0, 0.1), (1.5, 0.1), (0.5, 0.0), (0.5, 2.0), (f64::NAN, 0.1)] {
+            let c = RunConfig { lr_drop_at: at, lr_drop_factor: factor, ..RunConfig::default() };
+            let err = c.validate().unwrap_err();
+            assert!(err.contains("run.lr_drop"), "{err}");
+        }
     }
 }

@@ -33,6 +33,7 @@ use atomzero_nn::Provenance;
 use atomzero_replay::{GameRecord, ShardMeta, decode_shard, encode_shard};
 use atomzero_selfplay::Openings;
 use atomzero_store::{PutMode, StoreError, Version};
+use atomzero_train::TrainerConfig;
 use atomzero_train::tensorboard::EventWriter;
 use atomzero_train::{Data, TrainOptions, train};
 use std::collections::{BTreeMap, BTreeSet};
@@ -159,6 +160,7 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         state_version,
         observer,
         manifests: BTreeMap::new(),
+        lr_drop_reported: false,
         inspected: BTreeMap::new(),
     };
     match generations.run()? {
@@ -200,6 +202,8 @@ struct Generations<'a> {
     observer: &'a mut dyn Observer,
     /// Manifests read so far (they never change).
     manifests: BTreeMap<u64, Option<Manifest>>,
+    /// The learning-rate drop (`run.lr_drop_at`) was announced in this session.
+    lr_drop_reported: bool,
     /// Worker shards looked at while waiting (they never change).
     inspected: BTreeMap<String, Inspected>,
 }
@@ -753,6 +757,15 @@ impl Generations<'_> {
         let init = self.dir.fetch_network(&model_key(&model_name(0)), false)?;
         let steps = self.config.run.steps_per_generation;
         let first_step = target.saturating_sub(steps);
+        let factor = self.config.run.learning_rate_factor(generation, self.elapsed());
+        let learning_rate = self.config.train.learning_rate * factor;
+        if factor < 1.0 && !self.lr_drop_reported {
+            self.lr_drop_reported = true;
+            self.observer.line(&format!(
+                "learning rate {} -> {learning_rate} from generation {generation} (run.lr_drop_at = {})",
+                self.config.train.learning_rate, self.config.run.lr_drop_at
+            ));
+        }
         let checkpoints = self.dir.local(layout::CHECKPOINTS);
         let tensorboard = self.dir.local(layout::TENSORBOARD);
         let selfplay_dir = self.dir.local("selfplay");
@@ -766,7 +779,7 @@ impl Generations<'_> {
                 target_step: target,
                 init: Some(&init),
                 net: self.config.net.clone(),
-                config: self.config.train.clone(),
+                config: TrainerConfig { learning_rate, ..self.config.train.clone() },
                 variant: self.config.variant.clone(),
                 device,
                 seed: self.config.seed,

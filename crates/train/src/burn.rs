@@ -78,6 +78,9 @@ pub struct TrainBatch {
     pub legal: Tensor<2, Bool>,
     /// Target WDL `[B, 3]`: a distribution for the side to move.
     pub wdl_target: Tensor<2>,
+    /// The opponent's reply for an opponent-policy head, `[B, 4672]` each: targets (each row
+    /// sums to the auxiliary loss's weight, or is zero) and the legal replies.
+    pub reply: Option<(Tensor<2>, Tensor<2, Bool>)>,
 }
 
 impl TrainBatch {
@@ -115,7 +118,28 @@ impl TrainBatch {
             ),
             legal: Tensor::from_data(TensorData::new(legal.to_vec(), [batch, POLICY_SIZE]), device),
             wdl_target: Tensor::from_data(TensorData::new(wdl_target.to_vec(), [batch, 3]), device),
+            reply: None,
         })
+    }
+
+    /// Adds the opponent's replies, laid out as `policy_target` and `legal`.
+    pub fn with_reply(
+        mut self,
+        target: &[f32],
+        legal: &[bool],
+        device: &Device,
+    ) -> Result<TrainBatch, BatchShapeError> {
+        let [batch, _] = self.wdl_target.dims();
+        for (buffer, len) in [("reply_target", target.len()), ("reply_legal", legal.len())] {
+            if len != batch * POLICY_SIZE {
+                return Err(BatchShapeError { buffer, len, per_position: POLICY_SIZE, batch });
+            }
+        }
+        self.reply = Some((
+            Tensor::from_data(TensorData::new(target.to_vec(), [batch, POLICY_SIZE]), device),
+            Tensor::from_data(TensorData::new(legal.to_vec(), [batch, POLICY_SIZE]), device),
+        ));
+        Ok(self)
     }
 }
 
@@ -148,23 +172,34 @@ impl std::error::Error for BatchShapeError {}
 /// The losses of one batch (scalar tensors `[1]`, differentiable on an autodiff device).
 #[derive(Clone, Debug)]
 pub struct Losses {
-    /// `policy + value_loss_weight * value`.
+    /// `policy + reply + value_loss_weight * value`.
     pub total: Tensor<1>,
     /// Masked policy cross-entropy, averaged over the batch.
     pub policy: Tensor<1>,
+    /// The opponent-policy cross-entropy (weighted by its targets' sums; zero without an
+    /// opponent-policy head or replies), averaged over the batch.
+    pub reply: Tensor<1>,
     /// WDL cross-entropy, averaged over the batch.
     pub value: Tensor<1>,
 }
 
 /// The losses of `output` against `batch`'s targets.
 pub fn losses(output: NetOutput, batch: &TrainBatch, value_loss_weight: f32) -> Losses {
-    let masked = output.policy.mask_fill(batch.legal.clone().bool_not(), MASKED_LOGIT); // [B, 4672]
-    let log_policy = log_softmax(masked, 1); // [B, 4672]
-    let policy = (batch.policy_target.clone() * log_policy).sum_dim(1).neg().mean(); // [1]
+    let cross_entropy = |logits: Tensor<2>, target: Tensor<2>, legal: Tensor<2, Bool>| {
+        let masked = logits.mask_fill(legal.bool_not(), MASKED_LOGIT); // [B, 4672]
+        (target * log_softmax(masked, 1)).sum_dim(1).neg().mean() // [1]
+    };
+    let policy = cross_entropy(output.policy, batch.policy_target.clone(), batch.legal.clone());
     let log_wdl = log_softmax(output.wdl, 1); // [B, 3]
     let value = (batch.wdl_target.clone() * log_wdl).sum_dim(1).neg().mean(); // [1]
-    let total = policy.clone() + value.clone().mul_scalar(value_loss_weight); // [1]
-    Losses { total, policy, value }
+    let reply = match (output.opponent_policy, &batch.reply) {
+        (Some(logits), Some((target, legal))) => {
+            cross_entropy(logits, target.clone(), legal.clone())
+        }
+        _ => policy.zeros_like(),
+    };
+    let total = policy.clone() + reply.clone() + value.clone().mul_scalar(value_loss_weight); // [1]
+    Losses { total, policy, reply, value }
 }
 
 /// Loss values read back to the host.
@@ -174,26 +209,29 @@ pub struct LossValues {
     pub total: f32,
     /// Policy cross-entropy.
     pub policy: f32,
+    /// Opponent-policy cross-entropy (weighted).
+    pub reply: f32,
     /// Value cross-entropy.
     pub value: f32,
 }
 
 impl Losses {
-    /// Reads the three values back (one transfer).
+    /// Reads the four values back (one transfer).
     pub fn values(&self) -> LossValues {
         let all = Tensor::cat(
             vec![
                 self.total.clone().detach(),
                 self.policy.clone().detach(),
                 self.value.clone().detach(),
+                self.reply.clone().detach(),
             ],
             0,
-        ); // [3]
+        ); // [4]
         let values: Vec<f32> = match all.into_data().try_into_vec_as::<f32>() {
             Ok(values) => values,
             Err(error) => panic!("loss is not f32: {error:?}"),
         };
-        LossValues { total: values[0], policy: values[1], value: values[2] }
+        LossValues { total: values[0], policy: values[1], value: values[2], reply: values[3] }
     }
 }
 

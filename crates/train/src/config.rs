@@ -90,6 +90,9 @@ pub struct TrainerConfig {
     /// The value target of positions from games cut by the ply limit: `draw` (the adjudicated
     /// result, as any other) or `search` (the root value alone).
     pub max_length_target: MaxLengthTarget,
+    /// Weight of the opponent-policy loss (KataGo's auxiliary target, 0.15 in the paper);
+    /// used only by nets with `net.opponent_policy`.
+    pub opponent_policy_weight: f32,
     /// Newest training targets in the window.
     pub window_positions: usize,
     /// Upper bound on how often each window position is sampled on average per `train` call:
@@ -122,6 +125,7 @@ impl Default for TrainerConfig {
             value_loss_weight: 1.0,
             value_target_root_mix: 0.0,
             max_length_target: MaxLengthTarget::Draw,
+            opponent_policy_weight: 0.15,
             window_positions: 100_000,
             max_samples_per_position: 8.0,
             checkpoint_every: 500,
@@ -174,6 +178,10 @@ impl TrainerConfig {
         check(
             (0.0..=1.0).contains(&self.value_target_root_mix),
             "train.value_target_root_mix must be in [0, 1]",
+        )?;
+        check(
+            self.opponent_policy_weight >= 0.0 && self.opponent_policy_weight <= 10.0,
+            "train.opponent_policy_weight must be in [0, 10]",
         )?;
         Ok(())
     }

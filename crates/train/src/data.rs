@@ -1,23 +1,29 @@
 //! Training batches from the replay window (sampled uniformly by the trainer with
 //! `atomzero_mcts::Rng`, whose state is checkpointed), rebuilt by replaying games, encoded on
 //! the fly into a [`SparseBatch`]: each position's legal moves with the search's target on
-//! each (Burn's step densifies it; `atomzero-backprop` uses it as it is).
+//! each (Burn's step densifies it; `atomzero-backprop` uses it as it is). For a net with an
+//! opponent-policy head each position also carries the opponent's reply: the next ply's search
+//! target when that ply was searched in full, else the move the opponent played, over its
+//! legal replies (`atomzero_encoding::reply_index`), scaled to the auxiliary loss's weight.
 
 use crate::config::MaxLengthTarget;
 use atomzero_backprop::SparseBatch;
-use atomzero_encoding::{Encoder, move_to_index};
+use atomzero_encoding::{Encoder, move_to_index, reply_index};
 use atomzero_replay::ReplayWindow;
 
 /// Refills `out` with the window examples `indices` (those the window cannot rebuild are
-/// skipped). The value target is `(1 − root_mix) · result + root_mix · the search's root WDL`.
+/// skipped). The value target is `(1 − root_mix) · result + root_mix · the search's root WDL`;
+/// with `reply_weight > 0` each example also carries the opponent's reply, its targets summing
+/// to `reply_weight`.
 pub fn build_batch(
     window: &ReplayWindow,
     indices: &[usize],
     encoder: &Encoder,
     root_mix: f32,
+    reply_weight: f32,
     out: &mut SparseBatch,
 ) {
-    build_batch_with(window, indices, encoder, root_mix, MaxLengthTarget::Draw, out);
+    build_batch_with(window, indices, encoder, root_mix, MaxLengthTarget::Draw, reply_weight, out);
 }
 
 /// [`build_batch`], with the value target of positions from games cut by the ply limit
@@ -28,6 +34,7 @@ pub fn build_batch_with(
     encoder: &Encoder,
     root_mix: f32,
     max_length: MaxLengthTarget,
+    reply_weight: f32,
     out: &mut SparseBatch,
 ) {
     let planes = encoder.planes();
@@ -37,6 +44,7 @@ pub fn build_batch_with(
     out.clear();
     let mut input = vec![0.0f32; planes * 64];
     let mut policy: Vec<(usize, f32)> = Vec::new();
+    let mut reply: Vec<(usize, f32)> = Vec::new();
     for &i in indices {
         let Some(sample) = window.get(i, encoder.config().history) else { continue };
         let pos = &sample.position;
@@ -59,8 +67,30 @@ pub fn build_batch_with(
         let wdl: [f32; 3] = std::array::from_fn(|k| {
             (1.0 - mix) * sample.result_wdl[k] + mix * sample.target.root_wdl[k]
         });
+        reply.clear();
+        if let Some(record) = sample.reply.filter(|_| reply_weight > 0.0) {
+            let mut after = *pos;
+            after.play_unchecked(sample.played);
+            let weight_of = |m| match &record.target {
+                Some(target) => {
+                    target.policy.iter().filter(|&&(t, _)| t == m).map(|&(_, w)| w).sum()
+                }
+                None => f32::from(m == record.mv),
+            };
+            let start = reply.len();
+            for &m in after.legal_moves().iter() {
+                reply.push((reply_index(&after, m), weight_of(m)));
+            }
+            let total: f32 = reply[start..].iter().map(|&(_, w)| w).sum();
+            if total > 0.0 {
+                reply.iter_mut().for_each(|(_, w)| *w *= reply_weight / total);
+            } else {
+                reply.clear();
+            }
+        }
         // Indices come from `move_to_index` and the input from the encoder: always valid.
-        if out.push(&input, policy.iter().copied(), wdl).is_err() {
+        if out.push_with_reply(&input, policy.iter().copied(), reply.iter().copied(), wdl).is_err()
+        {
             continue;
         }
     }

@@ -35,10 +35,11 @@ pub fn resolve(backend: Backend, net: &NetConfig, device: &Device) -> Result<Eng
 /// The figures of one step.
 #[derive(Clone, Copy, Debug)]
 pub struct Figures {
-    /// Total, policy and value loss before the update.
+    /// Total, policy, value and (weighted) opponent-policy loss before the update.
     pub total: f32,
     pub policy: f32,
     pub value: f32,
+    pub reply: f32,
     /// Global gradient norm before clipping.
     pub grad_norm: f32,
 }
@@ -210,12 +211,19 @@ impl Trainer {
                     trainer.device(),
                 )
                 .map_err(|e| e.to_string())?;
+                let b = if batch.has_replies() {
+                    let (target, legal) = batch.reply_dense();
+                    b.with_reply(&target, &legal, trainer.device()).map_err(|e| e.to_string())?
+                } else {
+                    b
+                };
                 let values = trainer.step(&b, learning_rate);
                 *last = Some(b);
                 Ok(Figures {
                     total: values.total,
                     policy: values.policy,
                     value: values.value,
+                    reply: values.reply,
                     grad_norm: trainer.last_grad_norm(),
                 })
             }
@@ -228,6 +236,7 @@ impl Trainer {
                     total: stats.total,
                     policy: stats.policy,
                     value: stats.value,
+                    reply: stats.reply,
                     grad_norm: stats.grad_norm,
                 })
             }

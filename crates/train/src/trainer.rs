@@ -256,6 +256,8 @@ pub fn train(
             .map(|_| ())
             .map_err(TrainError::Checkpoint)
     };
+    let reply_weight =
+        if options.net.opponent_policy { config.opponent_policy_weight } else { 0.0 };
     while step < target_step {
         let t0 = Instant::now();
         indices.clear();
@@ -266,6 +268,7 @@ pub fn train(
             &encoder,
             config.value_target_root_mix,
             config.max_length_target,
+            reply_weight,
             &mut batch,
         );
         let t1 = Instant::now();
@@ -302,6 +305,7 @@ pub fn train(
                 ("loss/total", figures.total),
                 ("loss/policy", figures.policy),
                 ("loss/value", figures.value),
+                ("loss/opponent_policy", figures.reply),
                 ("policy/entropy", entropy),
                 ("value/accuracy", accuracy),
                 ("train/learning_rate", learning_rate as f32),

@@ -47,7 +47,13 @@ fn small_net(history: usize) -> NetConfig {
         value_hidden: 16,
         value_channels: 2,
         encoder: EncoderConfig { history, ..EncoderConfig::default() },
+        opponent_policy: false,
     }
+}
+
+/// [`small_net`] with KataGo's opponent-policy head.
+fn small_net_with_reply(history: usize) -> NetConfig {
+    NetConfig { opponent_policy: true, ..small_net(history) }
 }
 
 /// A seeded Burn net's parameters with random batch-norm settings and statistics.
@@ -70,35 +76,45 @@ fn random_params(config: &NetConfig, seed: u64) -> Params {
     params
 }
 
-/// A batch of random inputs, random legal sets with normalised targets and WDL targets.
+/// A batch of random inputs, random legal sets with normalised targets and WDL targets; with
+/// `replies`, every position but each third also gets random replies whose targets sum to 0.15.
 fn random_batch(planes: usize, len: usize, seed: u64) -> SparseBatch {
+    random_batch_with(planes, len, seed, false)
+}
+
+fn random_batch_with(planes: usize, len: usize, seed: u64, replies: bool) -> SparseBatch {
     let mut rng = Lcg(seed);
     let mut batch = SparseBatch::new(planes);
-    for _ in 0..len {
-        let input: Vec<f32> = (0..planes * 64).map(|_| rng.next()).collect();
+    let sparse = |rng: &mut Lcg, sum: f32| {
         let moves = 1 + rng.below(40);
         let mut indices: Vec<usize> = (0..moves).map(|_| rng.below(POLICY_SIZE)).collect();
         indices.sort_unstable();
         indices.dedup();
         let weights: Vec<f32> = indices.iter().map(|_| rng.next() + 0.01).collect();
         let total: f32 = weights.iter().sum();
+        indices.into_iter().zip(weights).map(|(i, w)| (i, sum * w / total)).collect::<Vec<_>>()
+    };
+    for p in 0..len {
+        let input: Vec<f32> = (0..planes * 64).map(|_| rng.next()).collect();
+        let policy = sparse(&mut rng, 1.0);
+        let reply = if replies && p % 3 != 2 { sparse(&mut rng, 0.15) } else { Vec::new() };
         let wdl = [rng.next(), rng.next(), rng.next()];
         let w_total: f32 = wdl.iter().sum();
-        batch
-            .push(
-                &input,
-                indices.iter().zip(&weights).map(|(&i, &w)| (i, w / total)),
-                wdl.map(|v| v / w_total),
-            )
-            .expect("push");
+        batch.push_with_reply(&input, policy, reply, wdl.map(|v| v / w_total)).expect("push");
     }
     batch
 }
 
 fn burn_batch(batch: &SparseBatch, device: &Device) -> TrainBatch {
     let (policy, legal) = batch.dense();
-    TrainBatch::from_slices(batch.planes, &batch.inputs, &policy, &legal, &batch.wdl, device)
-        .expect("batch")
+    let b =
+        TrainBatch::from_slices(batch.planes, &batch.inputs, &policy, &legal, &batch.wdl, device)
+            .expect("batch");
+    if !batch.has_replies() {
+        return b;
+    }
+    let (target, legal) = batch.reply_dense();
+    b.with_reply(&target, &legal, device).expect("replies")
 }
 
 /// Burn's trainer on `params` with `optimizer`, stepped once per batch; returns the losses of
@@ -167,10 +183,12 @@ fn assert_close(name: &str, a: &[f32], b: &[f32], relative: f32, absolute: f32) 
 
 #[test]
 fn gradients_and_losses_equal_burns_autodiff() {
-    for (history, len, seed) in [(0, 7, 1), (1, 12, 2), (0, 3, 3)] {
-        let config = small_net(history);
+    for (history, len, seed, reply) in
+        [(0, 7, 1, false), (1, 12, 2, false), (0, 3, 3, false), (0, 9, 4, true), (1, 5, 5, true)]
+    {
+        let config = if reply { small_net_with_reply(history) } else { small_net(history) };
         let params = random_params(&config, seed);
-        let batch = random_batch(config.input_planes(), len, seed + 10);
+        let batch = random_batch_with(config.input_planes(), len, seed + 10, reply);
         let value_weight = 0.7;
         let (burn_losses, burn_after) = burn_steps(
             &params,
@@ -212,6 +230,14 @@ fn gradients_and_losses_equal_burns_autodiff() {
             1e-6,
         );
         assert!(stats[0].grad_norm > 0.0 && stats[0].entropy > 0.0);
+        // The opponent-policy loss took part (and its gradient reached the head's second 73
+        // planes, compared with Burn's above).
+        assert_eq!(stats[0].reply > 0.0, reply, "reply loss {}", stats[0].reply);
+        if reply {
+            let out = params.tensors().iter().find(|t| t.name == "policy_out.weight").unwrap();
+            let second_half = &ours[out.range.start + out.range.len() / 2..out.range.end];
+            assert!(second_half.iter().any(|&g| g != 0.0));
+        }
     }
 }
 

@@ -278,7 +278,7 @@ fn regression_every_batch_row_is_its_own_position() {
     let encoder = atomzero_encoding::Encoder::new(Default::default());
     let mut batch = atomzero_backprop::SparseBatch::new(encoder.planes());
     let indices: Vec<usize> = (0..window.len()).step_by(3).collect();
-    atomzero_train::data::build_batch(&window, &indices, &encoder, 0.0, &mut batch);
+    atomzero_train::data::build_batch(&window, &indices, &encoder, 0.0, 0.0, &mut batch);
     assert_eq!(batch.len, indices.len());
     let per = encoder.planes() * 64;
     for (row, &i) in indices.iter().enumerate() {
@@ -292,6 +292,91 @@ fn regression_every_batch_row_is_its_own_position() {
         assert_eq!(legal.len(), pos.legal_moves().len());
         let total: f32 = targets.iter().sum();
         assert!((total - 1.0).abs() < 1e-5, "row {row}: targets sum to {total}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn opponent_replies_are_the_next_search_target_or_the_move_played() {
+    let dir = temp_dir("replies");
+    make_data(&dir.join("data"), 4);
+    let loaded = atomzero_replay::ReplayWindow::load(&dir.join("data"), 10_000).unwrap();
+    // Every ply was searched in full; strip the targets of odd plies so that even plies'
+    // replies have only the move played.
+    let games: Vec<_> = loaded
+        .games()
+        .iter()
+        .cloned()
+        .map(|mut g| {
+            g.moves.iter_mut().skip(1).step_by(2).for_each(|m| m.target = None);
+            g
+        })
+        .collect();
+    let window = atomzero_replay::ReplayWindow::from_games(games);
+    let encoder = atomzero_encoding::Encoder::new(Default::default());
+    let mut batch = atomzero_backprop::SparseBatch::new(encoder.planes());
+    let indices: Vec<usize> = (0..window.len()).collect();
+    atomzero_train::data::build_batch(&window, &indices, &encoder, 0.0, 0.15, &mut batch);
+    let (mut with_reply, mut last_plies) = (0, 0);
+    for (row, &i) in indices.iter().enumerate() {
+        let sample = window.get(i, 0).unwrap();
+        let (legal, targets) = batch.reply(row);
+        let Some(reply) = sample.reply else {
+            assert!(legal.is_empty(), "row {row}: the game ended, no reply");
+            last_plies += 1;
+            continue;
+        };
+        let after = sample.position.play(sample.played).unwrap();
+        let expected: Vec<u16> = after
+            .legal_moves()
+            .iter()
+            .map(|&m| atomzero_encoding::reply_index(&after, m) as u16)
+            .collect();
+        assert_eq!(legal, &expected[..], "row {row}");
+        let total: f32 = targets.iter().sum();
+        assert!((total - 0.15).abs() < 1e-6, "row {row}: targets sum to {total}");
+        // The reply was not searched in full: all the weight is on the move played.
+        assert!(reply.target.is_none());
+        let played = atomzero_encoding::reply_index(&after, reply.mv) as u16;
+        for (&index, &t) in legal.iter().zip(targets) {
+            assert_eq!(t > 0.0, index == played, "row {row}");
+        }
+        with_reply += 1;
+    }
+    assert!(with_reply > 20 && last_plies <= 4, "{with_reply} replies, {last_plies} last plies");
+    // With the full targets the reply's weights follow the next ply's search target.
+    let mut batch = atomzero_backprop::SparseBatch::new(encoder.planes());
+    let indices: Vec<usize> = (0..loaded.len()).collect();
+    atomzero_train::data::build_batch(&loaded, &indices, &encoder, 0.0, 0.15, &mut batch);
+    let spread =
+        (0..batch.len).filter(|&r| batch.reply(r).1.iter().filter(|&&t| t > 0.0).count() > 1);
+    assert!(spread.count() > indices.len() / 2);
+    // No weight: no replies.
+    atomzero_train::data::build_batch(&loaded, &indices, &encoder, 0.0, 0.0, &mut batch);
+    assert!(!batch.has_replies());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_net_with_an_opponent_policy_head_trains_on_both_engines() {
+    let dir = temp_dir("reply-train");
+    make_data(&dir.join("data"), 12);
+    let data = dir.join("data");
+    for backend in [Backend::Burn, Backend::Atomzero] {
+        let (ckpt, tb) =
+            (dir.join(format!("ckpt-{backend:?}")), dir.join(format!("tb-{backend:?}")));
+        let mut opts = with_backend(options(&data, &ckpt, Some(&tb), None, 20), backend);
+        opts.net.opponent_policy = true;
+        let summary = train(opts, |_| {}).unwrap();
+        assert!(summary.net.config().opponent_policy);
+        assert!(summary.last_loss < summary.first_loss, "{backend:?}");
+        let file = std::fs::read_dir(&tb).unwrap().next().unwrap().unwrap().path();
+        let scalars = read_scalars(&file).unwrap();
+        let reply: Vec<f32> =
+            scalars.iter().filter(|s| s.0 == "loss/opponent_policy").map(|s| s.2).collect();
+        assert_eq!(reply.len(), 4, "{backend:?}");
+        // Weighted by 0.15: a cross-entropy over ~20-40 replies of a few nats, times 0.15.
+        assert!(reply.iter().all(|&r| r > 0.05 && r < 1.5), "{backend:?}: {reply:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -22,7 +22,7 @@ use crate::limits::SearchLimits;
 use crate::options::{OptionId, Options};
 use crate::output::Output;
 use crate::worker::{self, Job, SharedEvaluator, Signal};
-use atomzero_mcts::{Search, SearchConfig, UniformEvaluator};
+use atomzero_mcts::{PolicyTemperature, Search, SearchConfig, UniformEvaluator};
 use atomzero_rules::{CastlingMode, Game, Move, Position};
 use std::fmt;
 use std::io::{self, BufRead};
@@ -126,10 +126,10 @@ pub struct EngineConfig {
     /// from the command line).
     pub options: Options,
     /// Search settings. Root noise is always switched off; `history` is replaced by the
-    /// loaded model's.
+    /// loaded model's, `c_init`, `fpu_reduction` and `fpu_reduction_root` by the `CPuct`,
+    /// `FpuReduction` and `FpuReductionAtRoot` options
+    /// (the largest batch of leaves is the `MinibatchSize` option).
     pub search: SearchConfig,
-    /// Largest batch of leaves evaluated at once (smaller when time is short).
-    pub max_batch: usize,
     /// Seed of the search's random numbers.
     pub seed: u64,
     /// Time between periodic `info` lines.
@@ -144,8 +144,7 @@ impl Default for EngineConfig {
             name: format!("atomzero {}", env!("CARGO_PKG_VERSION")),
             author: "the atomzero authors".to_string(),
             options: Options::default(),
-            search: SearchConfig::default(),
-            max_batch: 64,
+            search: SearchConfig { instant_wins: true, ..SearchConfig::default() },
             seed: 0,
             info_interval: Duration::from_millis(500),
             tree_reuse: true,
@@ -446,6 +445,16 @@ impl Engine {
         }
     }
 
+    /// The search settings: the engine's, with the `CPuct` and `FpuReduction` options.
+    fn search_config(&self) -> SearchConfig {
+        SearchConfig {
+            c_init: self.options.cpuct,
+            fpu_reduction: self.options.fpu_reduction,
+            fpu_reduction_root: self.options.fpu_reduction_root,
+            ..self.config.search
+        }
+    }
+
     /// The tree's size bound (in bytes, see `Search::tree_bytes`) from the `Hash` option: half
     /// of it, leaving room for the arenas' growth by doubling.
     fn max_tree_bytes(&self) -> usize {
@@ -494,10 +503,17 @@ impl Engine {
         }
         let (evaluator, search_config): (SharedEvaluator, SearchConfig) = match &self.model {
             Some(model) => (
-                Arc::clone(&model.evaluator),
-                SearchConfig { history: model.history, ..self.config.search },
+                if self.options.policy_temperature == 1.0 {
+                    Arc::clone(&model.evaluator)
+                } else {
+                    Arc::new(PolicyTemperature {
+                        inner: Arc::clone(&model.evaluator),
+                        temperature: self.options.policy_temperature,
+                    })
+                },
+                SearchConfig { history: model.history, ..self.search_config() },
             ),
-            None => (Arc::new(UniformEvaluator), self.config.search),
+            None => (Arc::new(UniformEvaluator), self.search_config()),
         };
         if !go.searchmoves.is_empty() {
             self.error("go searchmoves is not supported; searching all moves");
@@ -519,7 +535,7 @@ impl Engine {
             evaluator,
             limits,
             started,
-            max_batch: self.config.max_batch.max(1),
+            max_batch: usize::try_from(self.options.minibatch_size).unwrap_or(1).max(1),
             max_tree_bytes,
             multipv: usize::try_from(self.options.multipv).unwrap_or(1).max(1),
             info_interval: self.config.info_interval,

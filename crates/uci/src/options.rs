@@ -14,7 +14,13 @@
 //! | `Move Overhead` | spin (ms) | safety margin subtracted from every time budget |
 //! | `Ponder` | check | accepted for GUIs that set it; `go ponder` works either way |
 //! | `Model` | string | weights to load (through the embedder's loader) at the next `isready` or `go`; `<empty>` = none |
+//! | `MinibatchSize` | spin | most leaves gathered (with virtual loss) for one network call; fewer when time is short (lc0's name) |
+//! | `CPuct` | string (number) | PUCT exploration constant at low visit counts (AlphaZero's `c_init`) |
+//! | `FpuReduction` | string (number) | first-play urgency below the root: an unvisited child's value is the parent's minus this times the square root of the visited prior mass |
+//! | `FpuReductionAtRoot` | string (number) | the same at the root |
+//! | `PolicyTemperature` | string (number) | softmax temperature of the network's priors (lc0's `PolicySoftmaxTemp`): above 1 the search spreads wider |
 
+use atomzero_mcts::SearchConfig;
 use atomzero_rules::{Start, Variant};
 use std::fmt;
 use std::path::PathBuf;
@@ -42,6 +48,16 @@ pub enum OptionId {
     Ponder,
     /// `Model`.
     Model,
+    /// `MinibatchSize`.
+    MinibatchSize,
+    /// `CPuct`.
+    CPuct,
+    /// `FpuReduction`.
+    FpuReduction,
+    /// `FpuReductionAtRoot`.
+    FpuReductionAtRoot,
+    /// `PolicyTemperature`.
+    PolicyTemperature,
 }
 
 /// The range of a `spin` option.
@@ -55,7 +71,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 10] = [
+    pub const ALL: [OptionId; 15] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -66,6 +82,11 @@ impl OptionId {
         OptionId::MoveOverhead,
         OptionId::Ponder,
         OptionId::Model,
+        OptionId::MinibatchSize,
+        OptionId::CPuct,
+        OptionId::FpuReduction,
+        OptionId::FpuReductionAtRoot,
+        OptionId::PolicyTemperature,
     ];
 
     /// The name GUIs use.
@@ -81,6 +102,11 @@ impl OptionId {
             OptionId::MoveOverhead => "Move Overhead",
             OptionId::Ponder => "Ponder",
             OptionId::Model => "Model",
+            OptionId::MinibatchSize => "MinibatchSize",
+            OptionId::CPuct => "CPuct",
+            OptionId::FpuReduction => "FpuReduction",
+            OptionId::FpuReductionAtRoot => "FpuReductionAtRoot",
+            OptionId::PolicyTemperature => "PolicyTemperature",
         }
     }
 
@@ -97,6 +123,11 @@ impl OptionId {
             OptionId::MoveOverhead => "safety margin per move in milliseconds",
             OptionId::Ponder => "pondering allowed (go ponder works either way)",
             OptionId::Model => "path of the network weights (<empty> = pure MCTS)",
+            OptionId::MinibatchSize => "most leaves evaluated in one network call",
+            OptionId::CPuct => "PUCT exploration constant",
+            OptionId::FpuReduction => "first-play urgency reduction below the root",
+            OptionId::FpuReductionAtRoot => "first-play urgency reduction at the root",
+            OptionId::PolicyTemperature => "softmax temperature of the network's priors",
         }
     }
 
@@ -108,6 +139,7 @@ impl OptionId {
             OptionId::Nodes => Some(SpinRange { min: 0, max: 1_000_000_000 }),
             OptionId::MultiPv => Some(SpinRange { min: 1, max: 256 }),
             OptionId::MoveOverhead => Some(SpinRange { min: 0, max: 10_000 }),
+            OptionId::MinibatchSize => Some(SpinRange { min: 1, max: 1024 }),
             _ => None,
         }
     }
@@ -119,7 +151,7 @@ impl OptionId {
 }
 
 /// The current value of every option.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// `UCI_Variant`.
     pub variant: Variant,
@@ -141,6 +173,16 @@ pub struct Options {
     pub ponder: bool,
     /// `Model` (`None` = no model: the built-in fallback evaluator).
     pub model: Option<PathBuf>,
+    /// `MinibatchSize`.
+    pub minibatch_size: u64,
+    /// `CPuct`.
+    pub cpuct: f32,
+    /// `FpuReduction`.
+    pub fpu_reduction: f32,
+    /// `FpuReductionAtRoot`.
+    pub fpu_reduction_root: f32,
+    /// `PolicyTemperature`.
+    pub policy_temperature: f32,
 }
 
 impl Default for Options {
@@ -156,6 +198,11 @@ impl Default for Options {
             move_overhead_ms: 50,
             ponder: false,
             model: None,
+            minibatch_size: 4,
+            cpuct: SearchConfig::default().c_init,
+            fpu_reduction: SearchConfig::default().fpu_reduction,
+            fpu_reduction_root: SearchConfig::default().fpu_reduction_root,
+            policy_temperature: 1.0,
         }
     }
 }
@@ -230,6 +277,21 @@ impl Options {
                     OptionId::Nodes => spin(self.nodes),
                     OptionId::MultiPv => spin(self.multipv),
                     OptionId::MoveOverhead => spin(self.move_overhead_ms),
+                    OptionId::MinibatchSize => spin(self.minibatch_size),
+                    OptionId::CPuct => {
+                        format!("option name {name} type string default {}", self.cpuct)
+                    }
+                    OptionId::FpuReduction => {
+                        format!("option name {name} type string default {}", self.fpu_reduction)
+                    }
+                    OptionId::FpuReductionAtRoot => format!(
+                        "option name {name} type string default {}",
+                        self.fpu_reduction_root
+                    ),
+                    OptionId::PolicyTemperature => format!(
+                        "option name {name} type string default {}",
+                        self.policy_temperature
+                    ),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -270,6 +332,14 @@ impl Options {
             })?;
             Ok(n.clamp(i128::from(range.min), i128::from(range.max)) as u64)
         };
+        // A finite number in [min, max] (a string option: UCI's spin is integer-only).
+        let number = |min: f32, max: f32| -> Result<f32, OptionError> {
+            let v = required()?;
+            v.parse::<f32>()
+                .ok()
+                .filter(|x| (min..=max).contains(x))
+                .ok_or_else(|| invalid(v, format!("a number from {min} to {max}")))
+        };
         match id {
             OptionId::Variant => {
                 let v = required()?;
@@ -293,6 +363,11 @@ impl Options {
             OptionId::Nodes => self.nodes = spin()?,
             OptionId::MultiPv => self.multipv = spin()?,
             OptionId::MoveOverhead => self.move_overhead_ms = spin()?,
+            OptionId::MinibatchSize => self.minibatch_size = spin()?,
+            OptionId::CPuct => self.cpuct = number(0.01, 100.0)?,
+            OptionId::FpuReduction => self.fpu_reduction = number(0.0, 10.0)?,
+            OptionId::FpuReductionAtRoot => self.fpu_reduction_root = number(0.0, 10.0)?,
+            OptionId::PolicyTemperature => self.policy_temperature = number(0.1, 10.0)?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,
@@ -325,6 +400,10 @@ mod tests {
         assert!(
             lines.iter().any(|l| l == "option name Nodes type spin default 0 min 0 max 1000000000")
         );
+        assert!(lines.iter().any(|l| l == "option name CPuct type string default 1.25"));
+        assert!(lines.iter().any(|l| l == "option name FpuReduction type string default 0.25"));
+        assert!(lines.iter().any(|l| l == "option name FpuReductionAtRoot type string default 0"));
+        assert!(lines.iter().any(|l| l.starts_with("option name PolicyTemperature type string")));
     }
 
     #[test]
@@ -352,6 +431,19 @@ mod tests {
         o.set("start", Some("Balanced")).unwrap();
         assert_eq!(o.start, Start::Balanced);
         assert!(matches!(o.set("Start", Some("even")), Err(OptionError::InvalidValue { .. })));
+        o.set("MinibatchSize", Some("5000")).unwrap();
+        assert_eq!(o.minibatch_size, 1024);
+        o.set("cpuct", Some("2.5")).unwrap();
+        assert_eq!(o.cpuct, 2.5);
+        o.set("FpuReduction", Some("0")).unwrap();
+        assert_eq!(o.fpu_reduction, 0.0);
+        for bad in ["-1", "nan", "inf", "1e9", "two"] {
+            assert!(matches!(o.set("CPuct", Some(bad)), Err(OptionError::InvalidValue { .. })));
+        }
+        assert_eq!(o.cpuct, 2.5, "unchanged by bad values");
+        o.set("PolicyTemperature", Some("1.5")).unwrap();
+        assert_eq!(o.policy_temperature, 1.5);
+        assert!(o.set("PolicyTemperature", Some("0")).is_err());
     }
 
     #[test]

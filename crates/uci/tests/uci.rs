@@ -350,7 +350,10 @@ fn time_management_returns_well_within_the_clock() {
     let (mv, lines) = h.bestmove();
     assert!(start.elapsed() < Duration::from_millis(600));
     h.assert_legal(&mv, &lines);
-    // The Nodes option limits a timed search.
+    // The Nodes option limits a timed search. (A fresh game: 1.e4 e5 is lost for Black, mate
+    // in 5 by 2.Qh5, which the searches above may have proven, leaving nothing to search.)
+    h.send("ucinewgame");
+    h.send("position startpos");
     h.send("setoption name Nodes value 40");
     h.send("go wtime 60000 btime 60000");
     let (mv, lines) = h.bestmove();
@@ -532,6 +535,16 @@ impl Evaluator for WantsHistory {
     }
 }
 
+/// Records the largest batch it was handed.
+struct Batches(std::sync::atomic::AtomicUsize);
+
+impl Evaluator for Batches {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        self.0.fetch_max(requests.len(), std::sync::atomic::Ordering::Relaxed);
+        RandomEvaluator { seed: 7 }.evaluate(requests)
+    }
+}
+
 fn test_loader(path: &Path, threads: usize) -> Result<LoadedModel, ModelLoadError> {
     assert!(threads >= 1);
     let evaluator: SharedEvaluator = match path.to_str() {
@@ -599,6 +612,63 @@ fn models_load_fail_and_misbehave_without_crashing_the_engine() {
     let (mv, lines) = h.bestmove();
     h.assert_legal(&mv, &lines);
     assert_eq!(lines[0], format!("info string {NO_MODEL_MESSAGE}"));
+}
+
+#[test]
+fn minibatch_size_bounds_the_batches_handed_to_the_network() {
+    let batches = Arc::new(Batches(0.into()));
+    let shared = Arc::clone(&batches);
+    let loader = move |_: &Path, _: usize| Ok(LoadedModel::new(shared.clone()));
+    let mut h = Harness::with(EngineConfig::default(), loader);
+    h.send("setoption name Model value batches");
+    for (size, nodes) in [(3, 300), (64, 2000)] {
+        batches.0.store(0, std::sync::atomic::Ordering::Relaxed);
+        h.send(&format!("setoption name MinibatchSize value {size}"));
+        h.send("ucinewgame");
+        h.send("position startpos");
+        h.send(&format!("go nodes {nodes}"));
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        // The batch doubles from one leaf up to the option's value (a search this size
+        // reaches it), never past it.
+        assert_eq!(batches.0.load(std::sync::atomic::Ordering::Relaxed), size, "{lines:#?}");
+    }
+    h.send("setoption name MinibatchSize value 0");
+    h.send("isready");
+    h.until(HANG, |l| l == "readyok");
+    assert_eq!(h.engine.options().minibatch_size, 1, "clamped into its range");
+}
+
+#[test]
+fn cpuct_and_fpu_options_change_the_search() {
+    // Root moves visited in 300 playouts (one `multipv` line each): little exploration with a
+    // large first-play-urgency reduction keeps to a few moves; much exploration with none
+    // tries every one of the 20.
+    let visited = |cpuct: &str, fpu: &str| {
+        let mut h = Harness::with(EngineConfig::default(), test_loader);
+        h.send("setoption name Model value random");
+        h.send(&format!("setoption name CPuct value {cpuct}"));
+        h.send(&format!("setoption name FpuReductionAtRoot value {fpu}"));
+        h.send("setoption name MultiPV value 40");
+        h.send("position startpos");
+        h.send("go nodes 300");
+        let (_, lines) = h.bestmove();
+        let last_info = lines.iter().rposition(|l| l.contains(" multipv 1 ")).unwrap();
+        lines[last_info..].iter().filter(|l| l.contains(" multipv ")).count()
+    };
+    let narrow = visited("0.05", "5");
+    let wide = visited("50", "0");
+    assert_eq!(wide, 20);
+    assert!(narrow < 10, "{narrow} moves visited");
+    // Bad values are reported and leave the option as it was.
+    let mut h = Harness::new();
+    h.send("setoption name CPuct value 0");
+    h.send("setoption name FpuReduction value x");
+    h.send("isready");
+    let lines = h.until(HANG, |l| l == "readyok");
+    assert!(lines.iter().any(|l| l.contains("invalid value '0' for option CPuct")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("invalid value 'x' for option FpuReduction")));
+    assert_eq!(h.engine.options().cpuct, 1.25);
 }
 
 /// The engine plays itself in every variant, as a GUI would drive it (a growing `position

@@ -157,7 +157,8 @@ pub fn to_onnx_model(net: &Net, info: &ExportInfo) -> Result<ModelProto, ExportE
 
     let p = graph.conv_bn("policy_conv", &net.policy_conv, &x)?;
     let p = graph.node("Relu", "policy_conv/relu", &[&p], vec![]);
-    let p = graph.conv("policy_out", &net.policy_out, None, &p)?; // [B, 73, 8, 8]
+    // The opponent-policy planes (a training target) are left out.
+    let p = graph.conv_planes("policy_out", &net.policy_out, None, &p, POLICY_PLANES)?; // [B, 73, 8, 8]
     graph.node("Flatten", POLICY_OUTPUT, &[&p], vec![int_attr("axis", 1)]); // [B, 4672]
 
     let v = graph.conv_bn("value_conv", &net.value_conv, &x)?; // [B, C, 8, 8]
@@ -388,6 +389,18 @@ impl GraphBuilder {
         norm: Option<&BatchNorm>,
         input: &str,
     ) -> Result<String, ExportError> {
+        self.conv_planes(name, conv, norm, input, usize::MAX)
+    }
+
+    /// [`GraphBuilder::conv`] keeping only the first `keep` output channels.
+    fn conv_planes(
+        &mut self,
+        name: &str,
+        conv: &Conv2d,
+        norm: Option<&BatchNorm>,
+        input: &str,
+        keep: usize,
+    ) -> Result<String, ExportError> {
         let unsupported = |reason: String| ExportError::Unsupported { layer: name.into(), reason };
         let [kh, kw] = conv.kernel_size;
         if kh != kw
@@ -431,8 +444,12 @@ impl GraphBuilder {
                     (f64::from(beta[o]) + (f64::from(bias[o]) - f64::from(mean[o])) * scale) as f32;
             }
         }
+        let kept = out_channels.min(keep);
+        weights.truncate(kept * per_output);
+        bias.truncate(kept);
+        let dims = [kept, dims[1], dims[2], dims[3]];
         let w = self.initializer(format!("{name}.weight"), &dims, weights);
-        let b = self.initializer(format!("{name}.bias"), &[out_channels], bias);
+        let b = self.initializer(format!("{name}.bias"), &[kept], bias);
         let pad = (kh / 2) as i64;
         let attrs = vec![
             ints_attr("kernel_shape", &[kh as i64, kw as i64]),
