@@ -122,6 +122,19 @@ fn gemm_with<S: Simd>(simd: S, a: &PackedA, b: &[f32], ldb: usize, n: usize, c: 
     simd.vectorize(Gemm { a, b, rows: Strided(ldb), n, c, accumulate: false });
 }
 
+/// [`gemm_rows`] on a given instruction set.
+#[cfg(test)]
+fn gemm_rows_with<S: Simd>(
+    simd: S,
+    a: &PackedA,
+    b: &[f32],
+    row_starts: &[usize],
+    n: usize,
+    c: &mut [f32],
+) {
+    simd.vectorize(Gemm { a, b, rows: Table(row_starts), n, c, accumulate: false });
+}
+
 struct Gemm<'a, R> {
     a: &'a PackedA,
     b: &'a [f32],
@@ -191,12 +204,25 @@ fn kernel_2<S: Simd, R: RowStart>(
     at: Block,
 ) {
     const HALF: usize = MR / 2;
+    // A partial last block (e.g. rows 120..128 of a 128-row product) multiplies only the
+    // rows it has, in the smallest register block that holds them.
     if S::F32_LANES >= 16 {
-        kernel_2_rows::<S, R, 0, MR>(simd, packed, b, b_rows, k, c, at);
+        match at.rows {
+            9.. => kernel_2_rows::<S, R, 0, MR>(simd, packed, b, b_rows, k, c, at),
+            5..=8 => kernel_2_rows::<S, R, 0, 8>(simd, packed, b, b_rows, k, c, at),
+            _ => kernel_2_rows::<S, R, 0, 4>(simd, packed, b, b_rows, k, c, at),
+        }
     } else {
-        kernel_2_rows::<S, R, 0, HALF>(simd, packed, b, b_rows, k, c, at);
-        if at.rows > HALF {
-            kernel_2_rows::<S, R, HALF, HALF>(simd, packed, b, b_rows, k, c, at);
+        match at.rows {
+            5.. => kernel_2_rows::<S, R, 0, HALF>(simd, packed, b, b_rows, k, c, at),
+            3..=4 => kernel_2_rows::<S, R, 0, 4>(simd, packed, b, b_rows, k, c, at),
+            _ => kernel_2_rows::<S, R, 0, 2>(simd, packed, b, b_rows, k, c, at),
+        }
+        match at.rows {
+            11.. => kernel_2_rows::<S, R, HALF, HALF>(simd, packed, b, b_rows, k, c, at),
+            9..=10 => kernel_2_rows::<S, R, HALF, 4>(simd, packed, b, b_rows, k, c, at),
+            7..=8 => kernel_2_rows::<S, R, HALF, 2>(simd, packed, b, b_rows, k, c, at),
+            _ => {}
         }
     }
 }
@@ -442,9 +468,25 @@ mod tests {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         };
-        for (m, k, n) in
-            [(1, 1, 1), (8, 3, 16), (13, 29, 7), (73, 32, 67), (32, 40, 128), (9, 5, 33)]
-        {
+        // Last blocks of every height from 1 to 12 rows (each has its own register block).
+        for (m, k, n) in [
+            (1, 1, 1),
+            (8, 3, 16),
+            (13, 29, 7),
+            (73, 32, 67),
+            (32, 40, 128),
+            (9, 5, 33),
+            (10, 17, 64),
+            (16, 9, 64),
+            (23, 5, 96),
+            (128, 36, 64),
+            (3, 4, 32),
+            (18, 6, 48),
+            (19, 6, 64),
+            (24, 3, 64),
+            (14, 3, 32),
+            (17, 3, 32),
+        ] {
             let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
             let mut c = vec![f32::NAN; m * n];
@@ -475,6 +517,17 @@ mod tests {
             let mut other = vec![f32::NAN; m * n];
             gemm_rows(&PackedA::new(&reversed, m, k), &b, &starts, n, &mut other);
             assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
+            // The same on AVX2 and scalar .
+            let mut other = vec![f32::NAN; m * n];
+            let packed_reversed = PackedA::new(&reversed, m, k);
+            gemm_rows_with(pulp::Scalar::new(), &packed_reversed, &b, &starts, n, &mut other);
+            assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
+            #[cfg(target_arch = "x86_64")]
+            if let Some(simd) = pulp::x86::V3::try_new() {
+                let mut other = vec![f32::NAN; m * n];
+                gemm_rows_with(simd, &packed_reversed, &b, &starts, n, &mut other);
+                assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
+            }
             // A window of columns 1..n of `b` (row stride n), added to what `c` holds.
             if n > 1 {
                 let mut window = vec![1.0f32; m * (n - 1)];
