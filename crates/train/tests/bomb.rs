@@ -89,8 +89,8 @@ fn a_players_training_inputs_do_not_depend_on_the_opponents_hidden_choice() {
                 .filter(|&i| a.get(i, 0).unwrap().position.turn() == Color::White)
                 .collect();
             let (mut batch_a, mut batch_b) = (SparseBatch::new(1), SparseBatch::new(1));
-            build_batch(&a, &white, &encoder, 0.5, &mut batch_a);
-            build_batch(&b, &white, &encoder, 0.5, &mut batch_b);
+            build_batch(&a, &white, &encoder, 0.5, 0.0, &mut batch_a);
+            build_batch(&b, &white, &encoder, 0.5, 0.0, &mut batch_b);
             assert_eq!(batch_a.len, white.len());
             assert_eq!(batch_a.inputs, batch_b.inputs, "White's inputs saw Black's bomb");
             compared += 1;
@@ -169,7 +169,7 @@ fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
     let wdl = |reason, max_length| {
         let window = ReplayWindow::from_games(vec![game(reason)]);
         let mut batch = SparseBatch::new(1);
-        build_batch_with(&window, &[0, 1], &encoder, 0.0, max_length, &mut batch);
+        build_batch_with(&window, &[0, 1], &encoder, 0.0, max_length, 0.0, &mut batch);
         batch.wdl
     };
     let cut = EndReason::MaxLength;
