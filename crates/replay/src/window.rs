@@ -55,6 +55,8 @@ pub struct Sample<'a> {
     pub result_wdl: [f32; 3],
     /// The game was cut by the ply limit (its draw is an adjudication, not a result).
     pub adjudicated: bool,
+    /// The game's last position, for a game cut by the ply limit (`None` otherwise).
+    pub cut_position: Option<Position>,
     /// The move played from the position.
     pub played: Move,
     /// The opponent's reply to it, with its search target if it was a training target too
@@ -183,6 +185,13 @@ impl ReplayWindow {
         };
         let history = earlier.iter().rev().take(history).copied().collect();
         let adjudicated = game.reason == crate::format::EndReason::MaxLength;
+        let cut_position = adjudicated.then(|| {
+            let mut end = pos;
+            for m in &game.moves[ply as usize..] {
+                end.play_unchecked(m.mv);
+            }
+            end
+        });
         let played = game.moves[ply as usize].mv;
         let reply = game.moves.get(ply as usize + 1);
         Some(Sample {
@@ -192,6 +201,7 @@ impl ReplayWindow {
             target,
             result_wdl,
             adjudicated,
+            cut_position,
             played,
             reply,
         })

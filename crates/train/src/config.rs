@@ -51,7 +51,15 @@ pub enum MaxLengthTarget {
     /// value that a position is drawn whenever the players cannot finish the game in time,
     /// a queen up or not (the bomb variant: weak players rarely finish chess in time).
     Search,
+    /// Adjudicated by material at the cut (pawn 1, knight and bishop 3, rook 5, queen 9): the
+    /// side ahead by at least [`MATERIAL_MARGIN`] wins, else a draw; then mixed with the root
+    /// value by `value_target_root_mix` like any result. Domain knowledge, as engines' data
+    /// generators adjudicate; for variants where material decides (the bomb variant).
+    Material,
 }
+
+/// The material lead that wins a game adjudicated by [`MaxLengthTarget::Material`].
+pub const MATERIAL_MARGIN: i32 = 3;
 
 /// Trainer settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

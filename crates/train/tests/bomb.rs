@@ -179,3 +179,58 @@ fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
     // A game the rules ended keeps its result either way.
     assert_eq!(wdl(ended, MaxLengthTarget::Search), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
 }
+
+#[test]
+fn games_cut_by_the_ply_limit_can_be_adjudicated_by_material() {
+    use atomzero_replay::{EndReason, MoveRecord, SearchTarget};
+    use atomzero_train::MaxLengthTarget;
+    use atomzero_train::data::build_batch_with;
+    // Two quiet moves from a start where Black lacks `missing`, both targets, the game cut
+    // by the ply limit (or ended by the rules).
+    let game = |missing: &str, reason| {
+        let fen = match missing {
+            "q" => "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            _ => "rnbqkbnr/ppppppp1/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        };
+        let mut pos = Position::from_fen(fen, Variant::Atomic).unwrap();
+        let start_fen = pos.fen();
+        let mut moves = Vec::new();
+        for uci in ["g1f3", "g8f6"] {
+            let mv = pos.parse_uci(uci).unwrap();
+            let target = SearchTarget { policy: vec![(mv, 1.0)], root_wdl: [0.2, 0.3, 0.5] };
+            moves.push(MoveRecord { mv, target: Some(target) });
+            pos.play_unchecked(mv);
+        }
+        GameRecord {
+            variant: Variant::Atomic,
+            start_fen,
+            chess960: false,
+            moves,
+            winner: None,
+            reason,
+            resign_disabled: false,
+            resign_point: None,
+        }
+    };
+    let encoder = Encoder::new(EncoderConfig::default());
+    let wdl = |record, max_length, mix| {
+        let window = ReplayWindow::from_games(vec![record]);
+        let mut batch = SparseBatch::new(1);
+        build_batch_with(&window, &[0, 1], &encoder, mix, max_length, 0.0, &mut batch);
+        batch.wdl
+    };
+    let cut = EndReason::MaxLength;
+    let material = MaxLengthTarget::Material;
+    // A queen down: White (to move at ply 0) wins, Black (ply 1) loses.
+    assert_eq!(wdl(game("q", cut), material, 0.0), [1.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+    // Mixed with the root value like any result.
+    let mixed = wdl(game("q", cut), material, 0.5);
+    let expected = [0.6, 0.15, 0.25, 0.1, 0.15, 0.75];
+    assert!(mixed.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-6), "{mixed:?}");
+    // A pawn down is below the margin: a draw.
+    assert_eq!(wdl(game("p", cut), material, 0.0), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+    // Games the rules ended, and the other settings, are unchanged.
+    let ended = EndReason::Rules(atomzero_rules::Termination::ThreefoldRepetition);
+    assert_eq!(wdl(game("q", ended), material, 0.0), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+    assert_eq!(wdl(game("q", cut), MaxLengthTarget::Draw, 0.0), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+}
