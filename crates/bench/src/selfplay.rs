@@ -70,7 +70,7 @@ impl<E: Evaluator> Evaluator for TimedEvaluator<E> {
 /// same moment): how fast the network runs inside self-play. Returns the evaluations per
 /// second inside self-play.
 pub fn run(config: &Config, games: usize, batching: Batching, out: &mut dyn Write) -> Result<f64> {
-    let variant = config.variant().context("config")?;
+    let variant = config.perfect_information_variant("atomzero bench").context("config")?;
     let kind = config.device().context("config")?;
     let device = DeviceKind::Cpu.device().context("cpu device")?;
     device.seed(config.seed);

@@ -102,10 +102,18 @@ mod tests {
         assert!(err.contains("visits"), "{err}");
         let err = Config::from_toml("variant = \"chess\"\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("unknown variant"), "{err}");
-        // The bomb variant is a known variant that nothing a config drives plays yet.
+        // The bomb variant needs a network with its input planes, and no Balanced start.
         let err = Config::from_toml("variant = \"bomb\"\n", "x.toml").unwrap_err().to_string();
-        assert!(err.contains("the bomb variant is not supported by a config's `variant`"), "{err}");
+        assert!(err.contains("variant = \"bomb\": the network needs"), "{err}");
+        assert!(err.contains("net.encoder.bomb = true"), "{err}");
         assert!(!err.contains('\n'), "{err}");
+        let text = "variant = \"bomb\"\nstart = \"balanced\"\n[net.encoder]\nbomb = true\n";
+        let err = Config::from_toml(text, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("start must be \"standard\""), "{err}");
+        let bomb = include_str!("../../../configs/tiny-bomb.toml");
+        let config = Config::from_toml(bomb, "configs/tiny-bomb.toml").unwrap();
+        assert_eq!(config.variant().unwrap(), atomzero_rules::Variant::Bomb);
+        assert!(config.net.encoder.bomb);
         let err = Config::from_toml("start = \"even\"\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("start: unknown start 'even'"), "{err}");
         let text = "start = \"balanced\"\n[run]\nopenings = \"book.epd\"\n";

@@ -93,8 +93,12 @@ pub fn run(args: ExportArgs) -> Result<()> {
         };
         device.seed(args.seed);
         let net = config.init(&device).map_err(|e| anyhow!("{e}"))?;
-        let provenance =
-            Provenance { variant: variant.to_string(), training_step: 0, parent: None };
+        let provenance = Provenance {
+            variant: variant.to_string(),
+            training_step: 0,
+            parent: None,
+            belief: None,
+        };
         (net, provenance, None)
     } else {
         let path = Path::new(&args.model);
@@ -110,6 +114,7 @@ pub fn run(args: ExportArgs) -> Result<()> {
             variant: metadata.variant,
             training_step: metadata.training_step,
             parent: metadata.parent,
+            belief: metadata.belief,
         };
         let source = path.file_name().map(|n| n.to_string_lossy().into_owned());
         (net, provenance, source)

@@ -230,7 +230,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
         let entrants = choose(&name, dir, &timeline, args.points);
         runs.push(Run { name, dir: dir.clone(), config, entrants });
     }
-    let variant = runs[0].config.variant()?;
+    let variant = runs[0].config.perfect_information_variant("atomzero gauntlet")?;
     if let Some(other) = runs.iter().find(|r| r.config.variant().ok() != Some(variant)) {
         bail!(
             "{} plays {}, {} plays {variant}",

@@ -1,5 +1,7 @@
 //! `atomzero match` and `atomzero gate`: games between players, cutechess-style output, then
-//! the colour balance (White's score ± 95%; on the Balanced start each player's removals).
+//! the colour balance (White's score ± 95%; on the Balanced start each player's removals; in
+//! the bomb variant how often each player detonated and how well its belief guessed the
+//! opponent's bomb).
 
 use crate::config::{Config, ConfigFile};
 use crate::fsutil;
@@ -21,7 +23,8 @@ pub struct MatchArgs {
     /// EPD opening book (default: random balanced openings of a few plies).
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// Rule variant.
+    /// Rule variant (bomb: each player sees only its own bomb; random, greedy, net and
+    /// policy players; net:PATH,cheat=1 sees both bombs, as a reference).
     #[arg(long, default_value = "atomic")]
     variant: String,
     /// Start: standard, or balanced (White's player first removes one of the 16 pawns).
@@ -59,10 +62,21 @@ fn openings(path: Option<&Path>, variant: atomzero_rules::Variant) -> Result<Ope
     }
 }
 
-/// `--variant`, parsed: one of the perfect-information variants (`command` names the refuser).
-fn parse_variant(name: &str, command: &str) -> Result<atomzero_rules::Variant> {
-    let variant: atomzero_rules::Variant = name.parse().map_err(|e| anyhow!("{e}"))?;
-    variant.require_perfect_information(command).map_err(|e| anyhow!("{e}"))
+/// `--variant`, parsed (the bomb variant included: players get their own view).
+fn parse_variant(name: &str) -> Result<atomzero_rules::Variant> {
+    name.parse().map_err(|e| anyhow!("{e}"))
+}
+
+/// In the bomb variant, every network named by `engines` (`net:PATH...`, `policy:PATH...`)
+/// must have the variant's input planes ([`crate::models::require_bomb_network`]).
+fn require_bomb_networks(variant: atomzero_rules::Variant, engines: &[&str]) -> Result<()> {
+    for engine in engines {
+        if let Some(rest) = engine.strip_prefix("net:").or_else(|| engine.strip_prefix("policy:")) {
+            let spec = rest.split(',').next().unwrap_or_default().trim();
+            crate::models::require_bomb_network(variant, spec)?;
+        }
+    }
+    Ok(())
 }
 
 pub fn run(args: MatchArgs) -> Result<()> {
@@ -70,7 +84,8 @@ pub fn run(args: MatchArgs) -> Result<()> {
         bail!("give exactly two --engine specs (got {})", args.engines.len());
     }
     let config = Config::load(args.config.as_deref())?;
-    let variant = parse_variant(&args.variant, "atomzero match")?;
+    let variant = parse_variant(&args.variant)?;
+    require_bomb_networks(variant, &[&args.engines[0], &args.engines[1]])?;
     let start: atomzero_rules::Start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     let loader = NetLoader { device: config.device()? };
     let first = PlayerSpec::parse(&args.engines[0], &loader)
@@ -94,6 +109,9 @@ pub fn run(args: MatchArgs) -> Result<()> {
             .map_err(|e| anyhow!("{e}"))?;
     println!("{}", result.summary());
     println!("{}", result.colour_report());
+    if let Some(report) = result.bomb_report() {
+        println!("{report}");
+    }
     if let Some(pgn) = &args.pgn {
         fsutil::write_atomic(pgn, result.pgn().as_bytes())?;
     }
@@ -157,7 +175,10 @@ pub fn promote(candidate: &Path, dir: &Path) -> Result<PathBuf> {
 
 pub fn run_gate(args: GateArgs) -> Result<()> {
     let config = Config::load(args.config.as_deref())?;
-    let variant = parse_variant(&args.variant, "atomzero gate")?;
+    let variant = parse_variant(&args.variant)?;
+    let engines = [args.candidate.display().to_string(), args.best.display().to_string()]
+        .map(|p| format!("net:{p}"));
+    require_bomb_networks(variant, &[&engines[0], &engines[1]])?;
     let start: atomzero_rules::Start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     let loader = NetLoader { device: config.device()? };
     let spec = |path: &Path, name: &str| {
@@ -186,6 +207,9 @@ pub fn run_gate(args: GateArgs) -> Result<()> {
         gate(&candidate, &best, &gate_config, &mut |p| println!("{}", p.game.finished_line()))
             .map_err(|e| anyhow!("{e}"))?;
     println!("{}", result.result.summary());
+    if let Some(report) = result.result.bomb_report() {
+        println!("{report}");
+    }
     println!("{}", result.describe());
     if result.passed {
         let dir =

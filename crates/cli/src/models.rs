@@ -1,7 +1,7 @@
 //! Model specs on the command line: `shipped` (the network in the binary) on top of what
 //! `atomzero_run::models` loads (`random`, `uniform`, a network path).
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use atomzero_eval::ModelLoader;
 use atomzero_mcts::SearchConfig;
 use atomzero_nn::DeviceKind;
@@ -39,4 +39,32 @@ impl ModelLoader for NetLoader {
         atomzero_run::models::NetLoader { device: self.device }
             .search_config(&path.to_string_lossy())
     }
+
+    fn belief(&self, path: &str) -> Option<std::sync::Arc<atomzero_belief::BeliefModel>> {
+        atomzero_run::models::NetLoader { device: self.device }.belief(path)
+    }
+}
+
+/// In the bomb variant a network must have the variant's input planes, or it would not see
+/// its own bomb: `spec` (a model spec: `random`, `uniform`, `shipped` or a network path) is
+/// checked when it names a network file. Other variants need nothing.
+pub fn require_bomb_network(variant: atomzero_rules::Variant, spec: &str) -> Result<()> {
+    if variant != atomzero_rules::Variant::Bomb {
+        return Ok(());
+    }
+    if spec == crate::shipped::SPEC {
+        bail!("the shipped network plays atomic, not the bomb variant");
+    }
+    let path = std::path::Path::new(spec);
+    if path.is_file() {
+        let metadata = atomzero_nn::read_metadata(path).map_err(|e| anyhow!("{e}"))?;
+        if !metadata.net.encoder.bomb {
+            bail!(
+                "{}: not a network of the bomb variant (it has no input planes for its own bomb: \
+                 net.encoder.bomb = false)",
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }

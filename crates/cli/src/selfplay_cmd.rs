@@ -182,6 +182,15 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
     }
     let variant = config.variant()?;
     let start = config.start()?;
+    if variant == atomzero_rules::Variant::Bomb {
+        if start == atomzero_rules::Start::Balanced || args.openings.is_some() {
+            anyhow::bail!(
+                "the bomb variant starts from its own setup phase (each side chooses its hidden \
+                 bomb): no balanced start and no --openings"
+            );
+        }
+        models::require_bomb_network(variant, &args.model)?;
+    }
     let model = models::load(&args.model, config.seed, config.device()?)?;
     let openings = match &args.openings {
         Some(_) if start == atomzero_rules::Start::Balanced => anyhow::bail!(

@@ -60,7 +60,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let config = Config::load(Some(&config_path))?;
     let options = ServeOptions {
         run_dir: args.run.clone(),
-        variant: config.variant()?,
+        variant: config.perfect_information_variant("atomzero serve")?,
         models: Arc::new(NetLoader { device: config.device()? }),
         scalars: Arc::new(read_scalars),
         poll: Duration::from_millis(args.poll_ms.max(50)),

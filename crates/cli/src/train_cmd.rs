@@ -4,6 +4,7 @@ use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::selfplay_cmd::{interrupt_flag, progress_bar};
 use anyhow::{Result, anyhow};
+use atomzero_belief::BeliefModel;
 use atomzero_nn::Provenance;
 use atomzero_train::{TrainOptions, train};
 use clap::Args;
@@ -67,6 +68,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         variant: config.variant.clone(),
         training_step: summary.end_step,
         parent: args.init.as_ref().map(|p| p.display().to_string()),
+        belief: summary.belief.as_ref().map(BeliefModel::to_json),
     };
     summary.net.save(&model, &provenance).map_err(|e| anyhow!("{e}"))?;
     let secs = summary.data_secs + summary.compute_secs;
@@ -97,5 +99,11 @@ pub fn run(args: TrainArgs) -> Result<()> {
         },
     );
     println!("model: {}", model.display());
+    if let Some(report) = summary.belief.as_ref().and_then(|b| b.report.as_ref()) {
+        println!(
+            "belief over the opponent's bomb (in the model's sidecar): held-out {} ({} games)",
+            report.heldout, report.heldout_games
+        );
+    }
     Ok(())
 }

@@ -257,7 +257,11 @@ fn selfplay_bad_inputs_fail_cleanly() {
         ),
         (random(&["--config", bad_config]), "visitz"),
         (random(&["--variant", "chess"]), "unknown variant"),
-        (random(&["--variant", "bomb"]), "the bomb variant is not supported by"),
+        // The bomb variant has its own setup phase.
+        (
+            random(&["--variant", "bomb", "--start", "balanced"]),
+            "the bomb variant starts from its own setup phase",
+        ),
         (random(&["--openings", "/nonexistent.epd"]), "nonexistent.epd"),
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -472,7 +476,7 @@ fn serve_shows_a_run_and_plays_its_networks() {
 }
 
 #[test]
-fn perft_of_the_bomb_variant_counts_the_choices_and_refuses_other_commands() {
+fn perft_of_the_bomb_variant_counts_the_choices_and_matches_refuse_players_without_a_view() {
     for (depth, nodes) in [("1", 15), ("2", 225), ("3", 4725)] {
         let o = atomzero(&["perft", "--variant", "bomb", "--depth", depth]);
         assert!(o.status.success(), "{}", stderr(&o));
@@ -500,8 +504,9 @@ fn perft_of_the_bomb_variant_counts_the_choices_and_refuses_other_commands() {
             "no balanced start",
         ),
         (
-            vec!["match", "--variant", "bomb", "--engine", "random", "--engine", "random"],
-            "the bomb variant is not supported by atomzero match yet",
+            // Players that cannot be handed their own view only (alpha-beta, UCI engines).
+            vec!["match", "--variant", "bomb", "--engine", "alphabeta", "--engine", "random"],
+            "alphabeta:depth=2 cannot play it",
         ),
     ] {
         let o = atomzero(&args);
@@ -509,6 +514,33 @@ fn perft_of_the_bomb_variant_counts_the_choices_and_refuses_other_commands() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
+}
+
+#[test]
+fn a_bomb_match_reports_detonations_and_reveals_the_bombs_in_its_pgn() {
+    let dir = temp_dir("bomb-match");
+    let pgn = dir.join("games.pgn");
+    let o = atomzero(&[
+        "match",
+        "--variant",
+        "bomb",
+        "--engine",
+        "greedy",
+        "--engine",
+        "random",
+        "--games",
+        "6",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Score of greedy vs random: "), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("Detonations: greedy in ")), "{out}");
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(text.matches("[WhiteBomb \"").count(), 6, "{text}");
+    assert_eq!(text.matches("[BlackBomb \"").count(), 6, "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -16,6 +16,26 @@
 //! | 18 | 1.0 everywhere (lets zero-padded convolutions see the board edge) |
 //! | 19–23 | the variant, one-hot over `Variant::ALL` order (atomic, nocheckatomic, atomar, deathmatch, pawnblast), everywhere |
 //! | 24 + 12·k … | with `history = H`: for k = 0..H, the 12 piece planes of the position k+1 plies earlier (same view as now: the current mover's pieces first, flipped as now); zeros before the game's start |
+//! | 24 + 12·H + b | with `bomb = true`, the bomb variant's [`BOMB_PLANES`] planes, b = 0..6, below |
+//!
+//! The bomb variant's planes (all zero in the other variants; a bomb position has no variant
+//! one-hot in planes 19–23). They are written from the side to move's view
+//! ([`atomzero_rules::Position::view`]) only, never from the opponent's hidden bomb:
+//!
+//! | b | content |
+//! |---|---|
+//! | 0 | the mover's own bomb (1.0 on its square, while it is on the board) |
+//! | 1 | 1.0 everywhere in the setup phase: the mover chooses its bomb now |
+//! | 2 | 1.0 everywhere if the mover has detonated its bomb |
+//! | 3 | 1.0 everywhere if the opponent's bomb is hidden (chosen, not detonated; it may be gone with a lost piece) |
+//! | 4 | 1.0 everywhere if the opponent has detonated its bomb |
+//! | 5 | 1.0 everywhere if the opponent may have lost its bomb with a piece (`BombCandidates::may_be_gone` while hidden) |
+//!
+//! Every input of a bomb position is public or the mover's own: the board, castling rights,
+//! en passant and clocks are public, the bomb planes come from the mover's view, and the
+//! repetition count is the caller's (count it over the mover's views:
+//! [`atomzero_rules::view_repetitions`]).
+//! Two full states that differ only in the opponent's bomb encode identically (tested).
 //!
 //! The colour of the side to move is deliberately absent: a position and its colour-flipped
 //! mirror encode identically.
@@ -23,13 +43,19 @@
 //! Versions: 2 added the Balanced start's setup phase (plane 16 above; without it the setup
 //! position would encode as the standard start). Every other position encodes exactly as in
 //! version 1, so version-1 networks are read ([`READABLE_ENCODING_VERSIONS`]) and play the
-//! standard start unchanged; only the setup position is new to them.
+//! standard start unchanged; only the setup position is new to them. The bomb variant's
+//! planes are an option of the encoder (`bomb = true`, like `history`), not a new version: an
+//! encoder without them has exactly version 2's planes and every position of the other
+//! variants encodes as before; a build older than the option refuses a network that has it
+//! (its config has an unknown field).
 
-use atomzero_rules::{Bitboard, Color, Position, Role, Variant};
+use atomzero_rules::{Bitboard, Color, OpponentBomb, Position, Role, Variant};
 use ndarray::{Array4, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever the plane layout changes; saved nets record it.
+/// Bumped whenever the plane layout changes; saved nets record it. The bomb variant's planes
+/// did not change it: they are an option of the encoder (`bomb`, as `history` is), and a
+/// network without them has exactly version 2's planes.
 pub const ENCODING_VERSION: u32 = 2;
 
 /// The encoding versions of networks this build reads: version 1 encodes every position it
@@ -39,6 +65,9 @@ pub const READABLE_ENCODING_VERSIONS: std::ops::RangeInclusive<u32> = 1..=ENCODI
 const PIECE_PLANES: usize = 12;
 const BASE_PLANES: usize = 24;
 
+/// The bomb variant's planes (after the history planes) of an encoder with `bomb = true`.
+pub const BOMB_PLANES: usize = 6;
+
 /// Encoder settings (part of a network's architecture).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +75,15 @@ pub struct EncoderConfig {
     /// Earlier positions to include (0 = none).
     #[serde(default)]
     pub history: usize,
+    /// The bomb variant's planes ([`BOMB_PLANES`] more inputs; a network of the bomb variant
+    /// needs them). Absent from a saved config when false, so the configs of other networks
+    /// read and write as before.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bomb: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// Turns positions into input planes.
@@ -67,7 +105,12 @@ impl Encoder {
 
     /// Number of input planes.
     pub fn planes(&self) -> usize {
-        BASE_PLANES + PIECE_PLANES * self.config.history
+        BASE_PLANES + PIECE_PLANES * self.config.history + self.bomb_planes()
+    }
+
+    /// The bomb variant's planes: [`BOMB_PLANES`] with `bomb`, else none.
+    fn bomb_planes(&self) -> usize {
+        if self.config.bomb { BOMB_PLANES } else { 0 }
     }
 
     /// Writes the planes of `pos` into `out` (`[planes, 8, 8]`, overwritten entirely).
@@ -128,18 +171,42 @@ impl Encoder {
         if let Some(ep) = pos.ep_square() {
             plane(flat, 16, Bitboard::from(ep));
         }
-        if pos.is_setup_phase() {
+        let bomb = pos.variant() == Variant::Bomb;
+        if pos.is_setup_phase() && !bomb {
             plane(flat, 16, pos.board().pawns());
         }
         fill(flat, 17, (pos.halfmoves().min(100) as f32) / 100.0);
         fill(flat, 18, 1.0);
-        // The variants of `Variant::ALL` only: the bomb variant (hidden information) is
-        // refused where a variant enters the workspace (`Variant::require_perfect_information`)
-        // and has no plane; its encoding (per-player views) is issue 26's next step.
-        let variant_index = Variant::ALL.iter().position(|&v| v == pos.variant()).unwrap_or(0);
-        fill(flat, 19 + variant_index, 1.0);
+        // The variants of `Variant::ALL`; the bomb variant has its own planes instead.
+        if let Some(variant_index) = Variant::ALL.iter().position(|&v| v == pos.variant()) {
+            fill(flat, 19 + variant_index, 1.0);
+        }
         for (k, earlier) in history.iter().take(self.config.history).enumerate() {
             write_pieces(earlier, us, flat, BASE_PLANES + PIECE_PLANES * k, &plane);
+        }
+        if bomb && self.config.bomb {
+            // Only what `us` sees: its own bomb and what is public about the other.
+            let first = BASE_PLANES + PIECE_PLANES * self.config.history;
+            let view = pos.view(us);
+            if let Some(own) = view.own_bomb() {
+                plane(flat, first, Bitboard::from(own));
+            }
+            if view.is_setup_phase() {
+                fill(flat, first + 1, 1.0);
+            }
+            if view.own_detonated() {
+                fill(flat, first + 2, 1.0);
+            }
+            match view.opponent_bomb() {
+                OpponentBomb::Hidden => {
+                    fill(flat, first + 3, 1.0);
+                    if view.candidates().may_be_gone {
+                        fill(flat, first + 5, 1.0);
+                    }
+                }
+                OpponentBomb::Detonated => fill(flat, first + 4, 1.0),
+                OpponentBomb::Unchosen => {}
+            }
         }
     }
 }

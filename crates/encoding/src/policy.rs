@@ -18,15 +18,30 @@
 //! the pawn's square. Only removals are legal in the setup phase, so the index clashes with no
 //! legal move there; elsewhere no removal is legal. The layout is unchanged: a network of any
 //! version has these logits.
+//!
+//! The bomb variant's two moves from a square to itself (`atomzero_rules::bomb`) use the same
+//! from-square logits:
+//!
+//! - the choice of the bomb (`@d1`, only legal in the setup phase, where nothing else is) is
+//!   [`REMOVAL_PLANE`] at the piece's square, as a removal;
+//! - a detonation (`d1*`, legal beside the board moves) is [`DETONATION_PLANE`] (the first
+//!   knight step) at the bomb's square, or [`REMOVAL_PLANE`] (the "queen" step south) when the
+//!   bomb is a knight: the piece on the square is the only one that moves from it, a knight
+//!   never makes a "queen" step and no other piece a knight step, so neither clashes with a
+//!   legal move.
 
-use atomzero_rules::{Color, Move, Position, Role, Square};
+use atomzero_rules::{Color, Move, Position, Role, Square, Variant};
 
 /// Move types per square.
 pub const POLICY_PLANES: usize = 73;
 /// Policy logits: 8 × 8 × 73.
 pub const POLICY_SIZE: usize = 64 * POLICY_PLANES;
 /// The plane of a removal in the Balanced start's setup phase: "queen" move S, distance 1.
+/// Also the bomb variant's choice of a bomb, and the detonation of a knight bomb.
 pub const REMOVAL_PLANE: usize = 4 * 7;
+/// The plane of the bomb variant's detonation of a bomb that is not a knight: the first knight
+/// step, (+1, +2).
+pub const DETONATION_PLANE: usize = 56;
 
 const DIRECTIONS: [(i32, i32); 8] =
     [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
@@ -45,8 +60,11 @@ fn view(sq: Square, us: Color) -> Square {
 pub fn move_to_index(pos: &Position, m: Move) -> usize {
     let us = pos.turn();
     let from = view(m.from(), us);
-    if m.is_removal() {
+    if m.is_removal() || m.is_bomb_choice() {
         return REMOVAL_PLANE * 64 + from.index();
+    }
+    if m.is_detonation() {
+        return detonation_plane(pos, m.from()) * 64 + from.index();
     }
     let to = view(m.to(), us); // for castling: the rook's square
     let df = to.file().index() as i32 - from.file().index() as i32;
@@ -74,6 +92,11 @@ pub fn move_to_index(pos: &Position, m: Move) -> usize {
     plane * 64 + from.index()
 }
 
+/// The plane of a detonation of the bomb on `square`: see the module docs.
+fn detonation_plane(pos: &Position, square: Square) -> usize {
+    if pos.board().role_at(square) == Some(Role::Knight) { REMOVAL_PLANE } else { DETONATION_PLANE }
+}
+
 /// The index of the opponent's reply `m`, a legal move of `after` (the position after the
 /// side to move's move), for the side to move's auxiliary opponent-policy head (KataGo's
 /// opponent policy): the move's plane as the opponent sees it, at its from-square mirrored
@@ -93,8 +116,20 @@ pub fn index_to_move(pos: &Position, index: usize) -> Option<Move> {
     let (plane, from_view) = (index / 64, index % 64);
     let from_view = Square::new(from_view as u8)?;
     if pos.is_setup_phase() {
-        let removal = Move::removal(view(from_view, us));
-        return (plane == REMOVAL_PLANE && pos.is_legal(removal)).then_some(removal);
+        let square = view(from_view, us);
+        let setup_move = if pos.variant() == Variant::Bomb {
+            Move::bomb_choice(square)
+        } else {
+            Move::removal(square)
+        };
+        return (plane == REMOVAL_PLANE && pos.is_legal(setup_move)).then_some(setup_move);
+    }
+    if pos.variant() == Variant::Bomb && (plane == REMOVAL_PLANE || plane == DETONATION_PLANE) {
+        let square = view(from_view, us);
+        let detonation = Move::detonation(square);
+        if plane == detonation_plane(pos, square) && pos.is_legal(detonation) {
+            return Some(detonation);
+        }
     }
     let (df, dr, promotion) = match plane {
         0..=55 => {

@@ -112,7 +112,7 @@ fn reply_indices_are_distinct_and_sit_where_the_side_to_move_sees_the_piece() {
 
 #[test]
 fn the_balanced_setup_position_differs_from_the_start_only_in_plane_16_and_its_removals() {
-    let encoder = Encoder::new(EncoderConfig { history: 1 });
+    let encoder = Encoder::new(EncoderConfig { history: 1, ..EncoderConfig::default() });
     for variant in Variant::ALL {
         let setup = Position::start(variant, Start::Balanced);
         let standard = Position::new(variant);
@@ -175,7 +175,7 @@ fn spot_checks_of_the_layout() {
 #[test]
 fn encoding_is_invariant_under_colour_flip() {
     for history in [0, 2] {
-        let encoder = Encoder::new(EncoderConfig { history });
+        let encoder = Encoder::new(EncoderConfig { history, ..EncoderConfig::default() });
         for (pos, hist) in random_positions(3_000, 2).iter().step_by(3) {
             let mut a = Array3::zeros((encoder.planes(), 8, 8));
             let mut b = Array3::zeros((encoder.planes(), 8, 8));
@@ -209,7 +209,7 @@ fn planes_of_the_start_position() {
 
 #[test]
 fn batches_equal_single_encodings_and_grow() {
-    let encoder = Encoder::new(EncoderConfig { history: 1 });
+    let encoder = Encoder::new(EncoderConfig { history: 1, ..EncoderConfig::default() });
     let positions = random_positions(50, 3);
     let mut batch = Batch::new(encoder, 4);
     for (pos, hist) in &positions {

@@ -17,6 +17,12 @@
 //! - Rating list ([`rating`]): `results.jsonl`, maximum-likelihood Bradley–Terry ratings,
 //!   CSV; the Elo-over-generations chart ([`plot`]).
 //!
+//! - The bomb variant (hidden information): each player is handed its own information set
+//!   (`atomzero_belief`), network players search it by PIMC over worlds drawn from their
+//!   belief, greedy detonates when that wins material or the king, `net:...,cheat=1` is the
+//!   reference that sees the opponent's bomb; a match counts detonations and scores beliefs
+//!   ([`MatchResult::bomb_report`]).
+//!
 //! The crate trains nothing and knows no file format but its own (PGN through the rules crate,
 //! `results.jsonl`, CSV, SVG); [`files`] writes them by rename or append.
 
@@ -46,7 +52,9 @@ pub use plot::{
 pub use rating::{
     Rating, RatingError, RatingList, RatingOptions, ResultsError, ResultsLine, rate, read_results,
 };
-pub use runner::{GameEnd, GameRecord, MatchConfig, MatchError, MatchResult, Progress, run_match};
+pub use runner::{
+    BombStats, GameEnd, GameRecord, MatchConfig, MatchError, MatchResult, Progress, run_match,
+};
 pub use spec::{ModelLoader, NoModels, PlayerKind, PlayerSpec, SpecError};
 pub use stats::{
     EloEstimate, EloModel, GameResult, Hypothesis, Pentanomial, SprtConfig, SprtStatus, Wdl,

@@ -8,6 +8,13 @@
 //! plies after the removal, drawn from a generator seeded by `(seed, p, removed square)`, so
 //! the two games of a pair share their random plies whenever both Whites remove the same pawn.
 //! A book cannot be combined with the Balanced start (its positions are past the setup).
+//!
+//! The bomb variant starts every game from its setup phase (each player chooses its bomb,
+//! hidden from the other); random openings then play their random plies after both choices:
+//! quiet moves (never a detonation) drawn from a generator seeded by `(seed, p)` alone, not
+//! checked for balance, so that they do not depend on the bombs chosen and the two games of a
+//! pair share them (the bombs never change which board moves are legal). A book cannot be
+//! used (its positions would need both players' hidden bombs).
 
 use crate::alphabeta;
 use atomzero_mcts::Rng;
@@ -161,10 +168,14 @@ pub(crate) struct OpeningPicker<'a> {
 }
 
 impl OpeningPicker<'_> {
-    /// The opening of pair `pair` (the setup position on the Balanced start).
+    /// The opening of pair `pair` (the setup position on the Balanced start and in the bomb
+    /// variant).
     pub(crate) fn opening(&self, pair: usize) -> Position {
         if self.start == Start::Balanced {
             return Position::start(self.variant, Start::Balanced);
+        }
+        if self.variant == Variant::Bomb {
+            return Position::new(self.variant);
         }
         match self.openings {
             Openings::StartPosition => Position::new(self.variant),
@@ -190,6 +201,34 @@ impl OpeningPicker<'_> {
         let removed = removal.from().index() as u64;
         let mut rng = Rng::new(mix(mix(self.seed ^ 0xBA1A_9CED, pair as u64), removed));
         random_balanced_moves(after, *plies, &mut rng)
+    }
+}
+
+impl OpeningPicker<'_> {
+    /// The random plies that follow both bomb choices in pair `pair` of a bomb-variant match
+    /// (none unless the openings are random): quiet moves from `after`, redrawn until the
+    /// game is not over.
+    pub(crate) fn plies_after_bomb_choices(&self, pair: usize, after: &Position) -> Vec<Move> {
+        let Openings::Random { plies } = self.openings else { return Vec::new() };
+        let mut rng = Rng::new(mix(self.seed ^ 0xB0B_B0B5, pair as u64));
+        for _ in 0..MAX_OPENING_ATTEMPTS {
+            let mut pos = *after;
+            let mut played = Vec::with_capacity(*plies);
+            for _ in 0..*plies {
+                let quiet: Vec<Move> =
+                    pos.legal_moves().iter().copied().filter(|m| !m.is_detonation()).collect();
+                if quiet.is_empty() || pos.outcome().is_some() {
+                    break;
+                }
+                let m = quiet[rng.below(quiet.len())];
+                pos.play_unchecked(m);
+                played.push(m);
+            }
+            if played.len() == *plies && pos.outcome().is_none() {
+                return played;
+            }
+        }
+        Vec::new()
     }
 }
 

@@ -1,8 +1,16 @@
 //! The [`Player`] trait and the players that need no search of their own: uniform random,
 //! network + MCTS ([`MctsPlayer`]) and the raw network policy ([`PolicyPlayer`]). The networks
 //! are any [`Evaluator`], so this crate never depends on Burn.
+//!
+//! In the bomb variant a player is handed only its information set
+//! ([`Player::choose_in_view`]; `atomzero_belief::InformationSet`, which never holds the
+//! opponent's bomb), unless it declares that it sees everything
+//! ([`Player::sees_hidden_information`]: the cheating reference, `net:...,cheat=1`), which gets
+//! the full game. A network player searches the variant by Perfect-Information Monte Carlo
+//! (`atomzero_mcts::Pimc`) over worlds drawn from its belief ([`MctsPlayer::belief`]).
 
-use atomzero_mcts::{Evaluator, Rng, Search, SearchConfig};
+use atomzero_belief::{BeliefModel, InformationSet};
+use atomzero_mcts::{Evaluator, Pimc, Rng, Search, SearchConfig};
 use atomzero_rules::{Game, Move};
 use std::fmt;
 use std::sync::Arc;
@@ -60,6 +68,25 @@ impl std::error::Error for PlayerError {}
 pub trait Player: Send {
     /// Chooses a move in the game's current position, which is not over.
     fn choose_move(&mut self, game: &Game) -> Result<Move, PlayerError>;
+
+    /// The bomb variant: chooses a move from what the player sees (its information set; the
+    /// player is to move and the game is not over). Players that cannot play the variant
+    /// keep this default, an error.
+    fn choose_in_view(&mut self, _info: &InformationSet) -> Result<Move, PlayerError> {
+        Err(PlayerError::Protocol("this player does not play the bomb variant".to_string()))
+    }
+
+    /// True for a player that is handed the full game in the bomb variant (it sees the
+    /// opponent's bomb: a reference, not a fair player).
+    fn sees_hidden_information(&self) -> bool {
+        false
+    }
+
+    /// The player's belief over the opponent's bomb, if it holds one (a match scores its
+    /// guesses).
+    fn belief(&self) -> Option<&BeliefModel> {
+        None
+    }
 }
 
 /// Plays a uniformly random legal move.
@@ -78,6 +105,14 @@ impl RandomPlayer {
 impl Player for RandomPlayer {
     fn choose_move(&mut self, game: &Game) -> Result<Move, PlayerError> {
         let moves = game.position().legal_moves();
+        if moves.is_empty() {
+            return Err(PlayerError::NoMove);
+        }
+        Ok(moves[self.rng.below(moves.len())])
+    }
+
+    fn choose_in_view(&mut self, info: &InformationSet) -> Result<Move, PlayerError> {
+        let moves = info.view().legal_moves().unwrap_or_default();
         if moves.is_empty() {
             return Err(PlayerError::NoMove);
         }
@@ -103,6 +138,13 @@ pub struct MctsPlayer {
     pub config: SearchConfig,
     /// Seeds the search (sampling, tie-breaks).
     pub seed: u64,
+    /// The bomb variant: the belief the worlds are drawn from (`None`: uniform).
+    pub belief: Option<Arc<BeliefModel>>,
+    /// The bomb variant: worlds drawn per move (the visits are shared among them).
+    pub worlds: usize,
+    /// The bomb variant: search the true full state instead (sees the opponent's bomb; a
+    /// reference, not a fair player).
+    pub cheat: bool,
 }
 
 impl fmt::Debug for MctsPlayer {
@@ -115,6 +157,9 @@ impl fmt::Debug for MctsPlayer {
             .field("batch", &self.batch)
             .field("config", &self.config)
             .field("seed", &self.seed)
+            .field("belief", &self.belief.is_some())
+            .field("worlds", &self.worlds)
+            .field("cheat", &self.cheat)
             .finish()
     }
 }
@@ -130,6 +175,31 @@ impl Player for MctsPlayer {
             search.best_move()
         };
         chosen.ok_or(PlayerError::NoMove)
+    }
+
+    fn choose_in_view(&mut self, info: &InformationSet) -> Result<Move, PlayerError> {
+        let ply = info.ply();
+        let seed = self.seed ^ (ply as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let uniform = BeliefModel::uniform();
+        let belief = self.belief.as_deref().unwrap_or(&uniform);
+        let mut pimc =
+            Pimc::new(info, belief, self.config, self.worlds.max(1), self.nodes.max(1), seed)
+                .map_err(|e| PlayerError::Protocol(e.to_string()))?;
+        pimc.run(&*self.evaluator, self.batch.max(1));
+        let chosen = if self.temperature > 0.0 && ply < self.temperature_plies {
+            pimc.sample_move(self.temperature, &mut Rng::new(seed))
+        } else {
+            pimc.best_move()
+        };
+        chosen.ok_or(PlayerError::NoMove)
+    }
+
+    fn sees_hidden_information(&self) -> bool {
+        self.cheat
+    }
+
+    fn belief(&self) -> Option<&BeliefModel> {
+        if self.cheat { None } else { self.belief.as_deref() }
     }
 }
 
@@ -160,6 +230,21 @@ impl Player for PolicyPlayer {
             .root_child_stats()
             .iter()
             .max_by(|a, b| a.prior.total_cmp(&b.prior))
+            .map(|c| c.mv)
+            .ok_or(PlayerError::NoMove)
+    }
+
+    fn choose_in_view(&mut self, info: &InformationSet) -> Result<Move, PlayerError> {
+        // One world (any: the network's priors at the root see only the player's view).
+        let uniform = BeliefModel::uniform();
+        let mut pimc = Pimc::new(info, &uniform, self.config.without_noise(), 1, 1, 0)
+            .map_err(|e| PlayerError::Protocol(e.to_string()))?;
+        pimc.run(&*self.evaluator, 1);
+        pimc.searches()
+            .first()
+            .and_then(|search| {
+                search.root_child_stats().into_iter().max_by(|a, b| a.prior.total_cmp(&b.prior))
+            })
             .map(|c| c.mv)
             .ok_or(PlayerError::NoMove)
     }

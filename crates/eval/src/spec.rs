@@ -6,7 +6,7 @@
 //! | `random` | uniform random legal move | |
 //! | `greedy` | one ply: explode the king if possible, else best material after the blast ([`crate::greedy`]) | |
 //! | `alphabeta[:depth=N]` | negamax alpha-beta with quiescence on material ([`crate::alphabeta`]) | `depth` (default 2) |
-//! | `net:PATH` | network + MCTS ([`MctsPlayer`]) | `nodes` (800), `temperature` (0), `temp_plies` (all), `batch` (8) |
+//! | `net:PATH` | network + MCTS ([`MctsPlayer`]) | `nodes` (800), `temperature` (0), `temp_plies` (all), `batch` (8); the bomb variant: `worlds` (4, drawn from the belief in the net's sidecar), `cheat` (0; 1 searches the true full state: sees the opponent's bomb, a reference only) |
 //! | `policy:PATH` | the network's highest prior ([`PolicyPlayer`]) | |
 //! | `uci:COMMAND` | an external UCI engine ([`crate::uci_engine`]) | one of `nodes`, `movetime` (ms; default 100), `depth`; `timeout` (ms, 30000); `option.NAME=VALUE` |
 //! | `fsf` | Fairy-Stockfish ([`fairy_stockfish_path`]; `scripts/fairy-stockfish.sh` builds it), one thread, 16 MB hash | one of `depth` (default 2), `nodes`, `movetime`; `timeout`; `option.NAME=VALUE` |
@@ -14,7 +14,10 @@
 //! Every kind takes `name=NAME` (the name in PGN and rating lists); the default is the
 //! canonical spec for the baselines (`random`, `greedy`, `alphabeta:depth=2`, `fsf:depth=2`,
 //! `fsf:nodes=1000`: the same player always has the same name, so ratings from different runs
-//! and matches can be pooled) and the text as given otherwise. `COMMAND` is split at whitespace into program and arguments; paths and
+//! and matches can be pooled) and the text as given otherwise. The bomb variant (hidden
+//! information) is played by `random`, `greedy`, `net` and `policy` from each player's
+//! information set only; `alphabeta`, `uci` and `fsf` do not play it
+//! ([`PlayerSpec::plays_hidden_information`]). `COMMAND` is split at whitespace into program and arguments; paths and
 //! commands may not contain commas. Networks are loaded through a [`ModelLoader`] that the
 //! binary implements, so this crate does not depend on Burn.
 
@@ -22,10 +25,12 @@ use crate::alphabeta::AlphaBetaPlayer;
 use crate::greedy::GreedyPlayer;
 use crate::player::{MctsPlayer, Player, PlayerError, PolicyPlayer, RandomPlayer, SharedEvaluator};
 use crate::uci_engine::{UciEngineConfig, UciLimit, UciPlayer};
+use atomzero_belief::BeliefModel;
 use atomzero_mcts::SearchConfig;
 use atomzero_rules::Position;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The Fairy-Stockfish version `scripts/fairy-stockfish.sh` builds.
@@ -64,6 +69,12 @@ pub trait ModelLoader {
     /// Root noise should be off.
     fn search_config(&self, _path: &str) -> SearchConfig {
         SearchConfig::default().without_noise()
+    }
+
+    /// The bomb variant's belief over the opponent's bomb saved with the network at `path`
+    /// (`None`: a uniform belief).
+    fn belief(&self, _path: &str) -> Option<Arc<BeliefModel>> {
+        None
     }
 }
 
@@ -214,6 +225,16 @@ impl PlayerSpec {
         &self.kind
     }
 
+    /// True if the player can play the bomb variant from its information set (random,
+    /// greedy, network players); alpha-beta and UCI engines cannot (UCI has no way to hand an
+    /// engine its own hidden bomb only).
+    pub fn plays_hidden_information(&self) -> bool {
+        matches!(
+            self.kind,
+            PlayerKind::Random | PlayerKind::Greedy | PlayerKind::Mcts(_) | PlayerKind::Policy(_)
+        )
+    }
+
     /// Creates a player for one game starting at `start` (its variant and castling mode
     /// matter to UCI engines). `seed` drives the player's random choices.
     pub fn create(&self, start: &Position, seed: u64) -> Result<Box<dyn Player>, PlayerError> {
@@ -283,6 +304,9 @@ impl PlayerSpec {
                     batch: options.number("batch", 8, 1, 4096, "a batch size from 1 to 4096")?,
                     config: loader.search_config(&argument).without_noise(),
                     seed: 0,
+                    belief: loader.belief(&argument),
+                    worlds: options.number("worlds", 4, 1, 256, "a world count from 1 to 256")?,
+                    cheat: options.number("cheat", 0u8, 0, 1, "0 or 1")? == 1,
                 };
                 PlayerSpec::new(default_name, PlayerKind::Mcts(player))
             }

@@ -209,7 +209,7 @@ fn net_with_history_and_an_opponent_policy_head_matches_burn() {
         se_ratio: 2,
         value_channels: 4,
         value_hidden: 16,
-        encoder: EncoderConfig { history: 2 },
+        encoder: EncoderConfig { history: 2, ..EncoderConfig::default() },
         // The opponent-policy planes are read and left out: the policy is the first 73.
         opponent_policy: true,
     };
@@ -225,7 +225,14 @@ fn net_without_blocks_matches_burn() {
 fn evaluator_matches_net_evaluator() {
     for (config, seed) in [
         (NetConfig::tiny(), 5),
-        (NetConfig { se_ratio: 4, encoder: EncoderConfig { history: 1 }, ..NetConfig::tiny() }, 6),
+        (
+            NetConfig {
+                se_ratio: 4,
+                encoder: EncoderConfig { history: 1, ..EncoderConfig::default() },
+                ..NetConfig::tiny()
+            },
+            6,
+        ),
     ] {
         let net = net(&config, seed);
         let samples = random_positions(70, seed);
@@ -267,7 +274,8 @@ fn saved_net_loads_with_the_same_outputs() {
     let net = net(&config, 7);
     let dir = temp_dir("load");
     let path = dir.join("net.safetensors");
-    let provenance = Provenance { variant: "atomic".into(), training_step: 1, parent: None };
+    let provenance =
+        Provenance { variant: "atomic".into(), training_step: 1, parent: None, belief: None };
     net.save(&path, &provenance).unwrap();
 
     let (loaded, metadata) = InferEvaluator::load(&path).unwrap();
@@ -285,7 +293,8 @@ fn damaged_files_and_bytes_are_errors() {
     let net = net(&config, 9);
     let dir = temp_dir("damaged");
     let path = dir.join("net.safetensors");
-    let provenance = Provenance { variant: "atomic".into(), training_step: 1, parent: None };
+    let provenance =
+        Provenance { variant: "atomic".into(), training_step: 1, parent: None, belief: None };
     net.save(&path, &provenance).unwrap();
     let bytes = fs::read(&path).unwrap();
 

@@ -10,10 +10,14 @@
 //! - [`gumbel`]: Gumbel root search with sequential halving and the improved policy
 //!   (`softmax(logit + σ(completed Q))`) as the training target, as an alternative to PUCT
 //!   at the root (`SearchConfig::gumbel`).
+//! - [`pimc`]: the bomb variant's search under hidden information: Perfect-Information Monte
+//!   Carlo over worlds drawn from a player's information set and belief ([`Pimc`]), each
+//!   searched by a [`Search`].
 
 pub mod config;
 pub mod evaluator;
 pub mod gumbel;
+pub mod pimc;
 pub mod rng;
 mod root;
 pub mod search;
@@ -24,6 +28,7 @@ pub use evaluator::{
     EvalRequest, Evaluation, Evaluations, Evaluator, PolicyTemperature, RandomEvaluator,
     UniformEvaluator,
 };
+pub use pimc::Pimc;
 pub use rng::Rng;
 pub use search::{ChildStats, Leaf, Search, pending_requests};
 pub use tree::Proven;

@@ -20,6 +20,7 @@
 //! | `weights_bytes` | size of the safetensors file |
 //! | `weights_fnv1a64` | FNV-1a (64 bit) of the safetensors file, 16 hex digits |
 //! | `created_unix` | when it was saved, seconds since the Unix epoch |
+//! | `belief` | optional: the bomb variant's learned belief over the opponent's bomb, fitted with these weights on the same self-play (`atomzero_belief::BeliefModel`'s JSON; absent for other variants) |
 
 use std::fmt;
 use std::fs::{self, File};
@@ -62,6 +63,10 @@ pub struct NetMetadata {
     pub weights_fnv1a64: String,
     /// When the net was saved, seconds since the Unix epoch.
     pub created_unix: u64,
+    /// The bomb variant's belief model saved with the net (opaque JSON here:
+    /// `atomzero_belief::BeliefModel`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub belief: Option<serde_json::Value>,
 }
 
 /// Where a net came from: the caller's part of [`NetMetadata`].
@@ -73,6 +78,8 @@ pub struct Provenance {
     pub training_step: u64,
     /// The net these weights were trained from, if any.
     pub parent: Option<String>,
+    /// The bomb variant's belief model to save in the sidecar (JSON), if any.
+    pub belief: Option<serde_json::Value>,
 }
 
 /// The sidecar path of a weights file: its extension replaced by `json`.
@@ -104,6 +111,7 @@ impl Net {
             created_unix: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |elapsed| elapsed.as_secs()),
+            belief: provenance.belief.clone(),
         };
         let mut json = serde_json::to_vec_pretty(&metadata)
             .map_err(|source| CheckpointError::Json { path: sidecar.clone(), source })?;

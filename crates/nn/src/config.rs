@@ -129,6 +129,7 @@ impl NetConfig {
         field("value_hidden", file.value_hidden, self.value_hidden);
         field("value_channels", file.value_channels, self.value_channels);
         field("encoder.history", file.encoder.history, self.encoder.history);
+        field("encoder.bomb", usize::from(file.encoder.bomb), usize::from(self.encoder.bomb));
         if file.opponent_policy != self.opponent_policy {
             out.push(FieldDifference {
                 field: "opponent_policy",

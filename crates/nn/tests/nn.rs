@@ -95,7 +95,12 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn provenance() -> Provenance {
-    Provenance { variant: "atomic".into(), training_step: 7, parent: Some("000000".into()) }
+    Provenance {
+        variant: "atomic".into(),
+        training_step: 7,
+        parent: Some("000000".into()),
+        belief: None,
+    }
 }
 
 /// A batch with random target distributions over the legal moves and random WDL targets.

@@ -1,10 +1,10 @@
-//! Records and the on-disk layout of a shard (format version 3; versions 1 and 2 are still
+//! Records and the on-disk layout of a shard (format version 4; versions 1 to 3 are still
 //! read). All integers little-endian.
 //!
 //! ```text
 //! offset size  field
 //! 0      8     magic "AZREPLAY"
-//! 8      4     format_version (u32) = 3
+//! 8      4     format_version (u32) = 4
 //! 12     4     n_games (u32)
 //! 16     4     n_targets (u32): moves recorded as training targets, over all games
 //! 20     4     meta_len (u32): length of the JSON metadata that follows
@@ -18,7 +18,8 @@
 //! A game record (inside the payload):
 //!
 //! ```text
-//! variant      u8   index into Variant::ALL (atomic 0, nocheckatomic 1, atomar 2, deathmatch 3, pawnblast 4)
+//! variant      u8   index into Variant::EVERY (atomic 0, nocheckatomic 1, atomar 2, deathmatch 3,
+//!                   pawnblast 4, bomb 5; bomb from format 4)
 //! flags        u8   bit 0: Chess960 castling; bit 1: resignation was disabled (played out);
 //!                   bit 2: a resignation point is recorded
 //! fen_len      u16  then fen_len bytes: the start position's FEN (UTF-8), or `balanced` for
@@ -39,9 +40,22 @@
 //!                     normalises them)
 //! ```
 //!
+//! A game of the bomb variant (format 4) is stored whole: its start FEN has the bombs field
+//! (`... bombs:?,?` for the setup phase), and its moves include both sides' bomb choices
+//! (plies 1 and 2), which are known once the game is over. What a training input may see is
+//! decided when it is built, not stored: the trainer encodes each target from its side to
+//! move's view only (`atomzero_encoding`'s bomb planes read the mover's own bomb and what is
+//! public of the other; the repetition count is the one the mover sees,
+//! `atomzero_rules::view_repetitions`, which [`crate::window::ReplayWindow::get`] gives), and
+//! the opponent's choice serves only as the label of the belief over it
+//! (`atomzero_belief::samples_from_game`). The policy target of a bomb-variant move is the
+//! determinized search's aggregate (`atomzero_mcts::Pimc::policy`), computed from the mover's
+//! information set alone.
+//!
 //! Version 1 stored `(move u16, visits u32)` pairs, the root's visit counts, in place of the
 //! weights; a version-1 shard reads as weights equal to those counts. Version 2 is version 3
-//! without the `balanced` start (its FEN field is always a FEN).
+//! without the `balanced` start (its FEN field is always a FEN). Version 3 is version 4
+//! without the bomb variant (its variant byte is at most 4).
 
 use atomzero_rules::{Color, Move, Termination, Variant};
 use serde::{Deserialize, Serialize};
@@ -49,7 +63,7 @@ use serde::{Deserialize, Serialize};
 /// Shard file magic.
 pub const MAGIC: &[u8; 8] = b"AZREPLAY";
 /// Current shard format version (written).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest version still read.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Bytes of the fixed header before the metadata.

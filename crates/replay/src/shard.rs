@@ -50,10 +50,7 @@ impl std::error::Error for ShardError {
 }
 
 fn encode_game(out: &mut Vec<u8>, game: &GameRecord) {
-    // Only the variants of `Variant::ALL` reach a shard: the bomb variant (hidden
-    // information) is refused where a variant enters the workspace (the run config, the CLI,
-    // UCI: `Variant::require_perfect_information`), before any game is played.
-    let variant = Variant::ALL.iter().position(|&v| v == game.variant).unwrap_or(0) as u8;
+    let variant = Variant::EVERY.iter().position(|&v| v == game.variant).unwrap_or(0) as u8;
     let flags = u8::from(game.chess960)
         | (u8::from(game.resign_disabled) << 1)
         | (u8::from(game.resign_point.is_some()) << 2);
@@ -190,7 +187,10 @@ fn color(byte: u8) -> Result<Color, String> {
 /// the start position.
 fn decode_game(c: &mut Cursor<'_>, index: usize, version: u32) -> Result<GameRecord, String> {
     let ctx = |e: String| format!("game {index}: {e}");
-    let variant = *Variant::ALL.get(c.u8()? as usize).ok_or_else(|| ctx("bad variant".into()))?;
+    let variant = *Variant::EVERY.get(c.u8()? as usize).ok_or_else(|| ctx("bad variant".into()))?;
+    if version < 4 && !Variant::ALL.contains(&variant) {
+        return Err(ctx(format!("the {variant} variant needs format 4, the shard has {version}")));
+    }
     let flags = c.u8()?;
     let fen_len = c.u16()? as usize;
     let start_fen =

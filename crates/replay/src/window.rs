@@ -3,7 +3,7 @@
 
 use crate::format::{GameRecord, MoveRecord, SearchTarget};
 use crate::shard::{ShardError, read_shard};
-use atomzero_rules::{CastlingMode, Move, Position};
+use atomzero_rules::{CastlingMode, Move, Position, view_repetitions};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -46,12 +46,17 @@ pub struct Sample<'a> {
     pub position: Position,
     /// Earlier positions, most recent first (as many as asked for and available).
     pub history: Vec<Position>,
-    /// Earlier occurrences of the position in its game.
+    /// Earlier occurrences of the position in its game, as its side to move sees them
+    /// (`atomzero_rules::view_repetitions`).
     pub repetitions: usize,
     /// The search's target.
     pub target: &'a SearchTarget,
     /// Game result for the side to move: win, draw, loss one-hot.
     pub result_wdl: [f32; 3],
+    /// The game was cut by the ply limit (its draw is an adjudication, not a result).
+    pub adjudicated: bool,
+    /// The game's last position, for a game cut by the ply limit (`None` otherwise).
+    pub cut_position: Option<Position>,
     /// The move played from the position.
     pub played: Move,
     /// The opponent's reply to it, with its search target if it was a training target too
@@ -170,9 +175,8 @@ impl ReplayWindow {
             earlier.push(pos);
             pos.play_unchecked(m.mv);
         }
-        let window = pos.halfmoves() as usize;
-        let repetitions =
-            earlier.iter().rev().take(window).filter(|p| p.hash() == pos.hash()).count();
+        // As the side to move sees them (in the bomb variant, without the opponent's bomb).
+        let repetitions = view_repetitions(&pos, &earlier);
         let target = game.moves[ply as usize].target.as_ref()?;
         let result_wdl = match game.winner {
             None => [0.0, 1.0, 0.0],
@@ -180,9 +184,27 @@ impl ReplayWindow {
             Some(_) => [0.0, 0.0, 1.0],
         };
         let history = earlier.iter().rev().take(history).copied().collect();
+        let adjudicated = game.reason == crate::format::EndReason::MaxLength;
+        let cut_position = adjudicated.then(|| {
+            let mut end = pos;
+            for m in &game.moves[ply as usize..] {
+                end.play_unchecked(m.mv);
+            }
+            end
+        });
         let played = game.moves[ply as usize].mv;
         let reply = game.moves.get(ply as usize + 1);
-        Some(Sample { position: pos, history, repetitions, target, result_wdl, played, reply })
+        Some(Sample {
+            position: pos,
+            history,
+            repetitions,
+            target,
+            result_wdl,
+            adjudicated,
+            cut_position,
+            played,
+            reply,
+        })
     }
 
     /// The games in the window.

@@ -217,10 +217,10 @@ fn version_1_shards_read_their_visit_counts_as_weights() {
         assert!(err.contains("bad policy weight"), "{err}");
     }
     // A version from the future is named.
-    std::fs::write(&path, hand_made_shard(4, 0)).unwrap();
+    std::fs::write(&path, hand_made_shard(5, 0)).unwrap();
     let err = read_shard(&path).unwrap_err();
-    assert!(matches!(err, ShardError::Version { found: 4, .. }), "{err}");
-    assert!(err.to_string().contains("reads versions 1 to 3"), "{err}");
+    assert!(matches!(err, ShardError::Version { found: 5, .. }), "{err}");
+    assert!(err.to_string().contains("reads versions 1 to 4"), "{err}");
     // Format 3 added the Balanced start: its keyword in an older shard is a corrupt record.
     std::fs::write(&path, hand_made_shard_from(3, 0.5f32.to_bits(), Start::Balanced)).unwrap();
     let (_, games) = read_shard(&path).unwrap();
@@ -230,4 +230,98 @@ fn version_1_shards_read_their_visit_counts_as_weights() {
     let err = read_shard(&path).unwrap_err().to_string();
     assert!(err.contains("the balanced start needs format 3, the shard has 2"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Random games of the bomb variant from its setup phase (both bomb choices are moves), every
+/// other move a target.
+fn bomb_games(n: usize, seed: u64) -> Vec<GameRecord> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    (0..n)
+        .map(|_| {
+            let start = Position::new(Variant::Bomb);
+            let mut game = Game::new(start);
+            let mut moves = Vec::new();
+            while game.outcome().is_none() && game.ply() < 80 {
+                let legal = game.position().legal_moves();
+                let mv = legal[next() % legal.len()];
+                let target = game
+                    .ply()
+                    .is_multiple_of(2)
+                    .then(|| SearchTarget { policy: vec![(mv, 1.0)], root_wdl: [0.25, 0.5, 0.25] });
+                moves.push(MoveRecord { mv, target });
+                game.play(mv).unwrap();
+            }
+            let outcome = game.outcome();
+            GameRecord {
+                variant: Variant::Bomb,
+                start_fen: start.fen(),
+                chess960: false,
+                moves,
+                winner: outcome.and_then(|o| o.winner),
+                reason: outcome.map_or(EndReason::MaxLength, |o| EndReason::Rules(o.termination)),
+                resign_disabled: false,
+                resign_point: None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn bomb_games_round_trip_in_format_4_and_older_formats_cannot_hold_them() {
+    use atomzero_replay::{decode_shard, encode_shard};
+    let games = bomb_games(12, 5);
+    assert!(games[0].start_fen.ends_with("bombs:?,?"));
+    let meta = ShardMeta { model: "random".into(), ..ShardMeta::default() };
+    let mut bytes = encode_shard(&meta, &games);
+    let origin = std::path::Path::new("bomb.shard");
+    assert_eq!(decode_shard(&bytes, origin).unwrap().1, games);
+    // The same bytes labelled format 3 (header checksum fixed): the variant byte 5 is refused.
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let meta_len = u32::from_le_bytes(bytes[20..24].try_into().unwrap()) as usize;
+    let crc = crc32fast::hash(&bytes[..36 + meta_len]);
+    bytes[36 + meta_len..40 + meta_len].copy_from_slice(&crc.to_le_bytes());
+    let err = decode_shard(&bytes, origin).unwrap_err().to_string();
+    assert!(err.contains("the bomb variant needs format 4, the shard has 3"), "{err}");
+}
+
+#[test]
+fn the_windows_repetitions_are_the_ones_the_mover_sees() {
+    let window = ReplayWindow::from_games(bomb_games(30, 9));
+    assert!(window.len() > 300);
+    for i in 0..window.len() {
+        let sample = window.get(i, 4).unwrap();
+        assert_eq!(sample.position.variant(), Variant::Bomb);
+        assert!(sample.history.len() <= 4);
+        // Equal to counting over the mover's views of the game (rebuilt here by replaying).
+        let (g, ply) = window_index(&window, i);
+        let game = &window.games()[g];
+        let mut pos = Position::from_fen(&game.start_fen, Variant::Bomb).unwrap();
+        let mut earlier = Vec::new();
+        for m in &game.moves[..ply] {
+            earlier.push(pos);
+            pos.play_unchecked(m.mv);
+        }
+        assert_eq!(sample.position, pos);
+        assert_eq!(sample.repetitions, atomzero_rules::view_repetitions(&pos, &earlier));
+    }
+}
+
+/// The (game, ply) of window target `i` (targets are every other ply of each game, in order).
+fn window_index(window: &ReplayWindow, i: usize) -> (usize, usize) {
+    let mut seen = 0;
+    for (g, game) in window.games().iter().enumerate() {
+        for (ply, m) in game.moves.iter().enumerate() {
+            if m.target.is_some() {
+                if seen == i {
+                    return (g, ply);
+                }
+                seen += 1;
+            }
+        }
+    }
+    unreachable!("target {i} beyond the window")
 }

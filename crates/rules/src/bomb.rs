@@ -426,6 +426,13 @@ impl BombView {
         Ok(pos)
     }
 
+    /// A Zobrist hash of the view: the position's, with the opponent's hidden bomb left out
+    /// (equal views hash equal, whatever the opponent's bomb; repetitions as a player sees
+    /// them are counted with it).
+    pub fn hash(&self) -> u64 {
+        self.masked.hash()
+    }
+
     /// The viewer's legal moves when it is to move (the opponent's bomb never changes them);
     /// `None` when the opponent is to move (its detonation is not known).
     pub fn legal_moves(&self) -> Option<MoveList> {
@@ -445,6 +452,23 @@ impl BombView {
         let fen = self.masked.fen();
         let (head, _) = split_bombs_field(&fen);
         format!("{head} {}", write_bombs_field(slots))
+    }
+}
+
+/// How often `pos` occurred before in a game, as the side to move sees it: `earlier` holds
+/// the game's positions before `pos`, oldest first. In the bomb variant two positions count
+/// as the same when the mover's views of them are ([`BombView::hash`]), so
+/// the count never depends on the opponent's hidden bomb; in the other variants this is the
+/// plain count within the half-move clock.
+pub fn view_repetitions(pos: &Position, earlier: &[Position]) -> usize {
+    let window = pos.halfmoves() as usize;
+    let recent = earlier.iter().rev().take(window);
+    if pos.variant() == Variant::Bomb {
+        let us = pos.turn();
+        let hash = pos.view(us).hash();
+        recent.filter(|p| p.turn() == us && p.view(us).hash() == hash).count()
+    } else {
+        recent.filter(|p| p.hash() == pos.hash()).count()
     }
 }
 

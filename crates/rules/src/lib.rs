@@ -51,6 +51,7 @@ pub use bitboard::Bitboard;
 pub use board::Board;
 pub use bomb::{
     BombCandidates, BombFieldError, BombSlot, BombView, DeterminizeError, OpponentBomb,
+    view_repetitions,
 };
 pub use color::{ByColor, Color};
 pub use fen::{FenError, ParseFenError, STARTING_FEN};

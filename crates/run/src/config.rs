@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Rule variant (atomic, nocheckatomic, atomar, deathmatch, pawnblast).
+    /// Rule variant (atomic, nocheckatomic, atomar, deathmatch, pawnblast, bomb).
     #[serde(default = "default_variant")]
     pub variant: String,
     /// How games start: "standard", or "balanced" (White first removes one of the 16 pawns,
@@ -182,15 +182,19 @@ fn default_seed() -> u64 {
 }
 
 impl Config {
-    /// The variant, parsed: one of [`Variant::ALL`] (the bomb variant, of hidden
-    /// information, is refused: nothing that a config drives plays it yet).
+    /// The variant, parsed: any of [`Variant::EVERY`]. The bomb variant (hidden information)
+    /// is played by `atomzero run`, `trainer`, `worker` and `selfplay` (searched from each
+    /// player's information set); commands that do not play it ask for
+    /// [`Config::perfect_information_variant`].
     pub fn variant(&self) -> Result<Variant, RunError> {
-        self.variant
-            .parse::<Variant>()
-            .map_err(|e| RunError::Config(format!("variant: {e}")))?
-            .require_perfect_information(
-                "a config's `variant` (atomzero run, trainer, worker, selfplay, serve, gauntlet, bench)",
-            )
+        self.variant.parse::<Variant>().map_err(|e| RunError::Config(format!("variant: {e}")))
+    }
+
+    /// The variant, refused if it is the bomb variant (for `by`, a command that does not play
+    /// it yet).
+    pub fn perfect_information_variant(&self, by: &str) -> Result<Variant, RunError> {
+        self.variant()?
+            .require_perfect_information(by)
             .map_err(|e| RunError::Config(format!("variant: {e}")))
     }
 
@@ -206,7 +210,9 @@ impl Config {
 
     /// Checks every section; the error names the key.
     pub fn validate(&self) -> Result<(), RunError> {
-        self.variant()?;
+        if self.variant()? == Variant::Bomb {
+            self.validate_bomb()?;
+        }
         if self.start()? == Start::Balanced && !self.run.openings.trim().is_empty() {
             return Err(RunError::Config(
                 "start = \"balanced\" cannot be combined with run.openings (games start from \
@@ -220,6 +226,33 @@ impl Config {
         check(self.selfplay.validate())?;
         check(self.train.validate())?;
         check(self.run.validate())
+    }
+
+    /// What the bomb variant needs: the network's bomb planes, its own setup phase (no
+    /// Balanced start, no book), and baselines that play from their own view.
+    fn validate_bomb(&self) -> Result<(), RunError> {
+        let fail = |msg: &str| Err(RunError::Config(format!("variant = \"bomb\": {msg}")));
+        if !self.net.encoder.bomb {
+            return fail(
+                "the network needs the bomb variant's input planes: set net.encoder.bomb = true",
+            );
+        }
+        if self.start()? != Start::Standard {
+            return fail("start must be \"standard\" (the variant has its own setup phase)");
+        }
+        if !self.run.openings.trim().is_empty() {
+            return fail("run.openings must be \"\" (games start from the setup phase)");
+        }
+        for b in &self.run.baselines {
+            let spec = atomzero_eval::PlayerSpec::parse(b, &atomzero_eval::NoModels)
+                .map_err(|e| RunError::Config(format!("run.baselines: '{b}': {e}")))?;
+            if !spec.plays_hidden_information() {
+                return fail(&format!(
+                    "run.baselines: '{b}' cannot play it (hidden information: random and greedy can)"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

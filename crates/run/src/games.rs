@@ -1,8 +1,10 @@
 //! Self-play into shards: plays games with a loaded model and hands every full shard's games
 //! to a sink (a run's store, a directory), keeping a [`Tally`] for reports. Used by the
-//! trainer's own self-play, by workers and by `atomzero selfplay`.
+//! trainer's own self-play, by workers and by `atomzero selfplay`. The bomb variant's
+//! searches draw their worlds from the belief saved with the network (uniform without one).
 
 use crate::models::LoadedModel;
+use atomzero_belief::BeliefModel;
 use atomzero_replay::{EndReason, GameRecord};
 use atomzero_rules::Color;
 use atomzero_selfplay::{GameStats, Openings, SelfplayConfig, SelfplayEvent};
@@ -34,6 +36,10 @@ pub struct Tally {
     /// Games from the Balanced start by the square of White's removal (index a1 = 0; empty
     /// without such games).
     pub removals: Vec<usize>,
+    /// Games of the bomb variant.
+    pub bomb_games: usize,
+    /// Of those, the games in which White, and in which Black, detonated its bomb.
+    pub detonations: [usize; 2],
 }
 
 impl Tally {
@@ -62,6 +68,17 @@ impl Tally {
             self.removals.resize(64, 0);
             self.removals[first.mv.from().index()] += 1;
         }
+        if record.variant == atomzero_rules::Variant::Bomb {
+            self.bomb_games += 1;
+            // Sides alternate from the start's side to move (its FEN's second field).
+            let black_first = record.start_fen.split_whitespace().nth(1) == Some("b");
+            for colour in [Color::White, Color::Black] {
+                let first = usize::from((colour == Color::Black) != black_first);
+                let detonated =
+                    record.moves.iter().skip(first).step_by(2).any(|m| m.mv.is_detonation());
+                self.detonations[colour.index()] += usize::from(detonated);
+            }
+        }
     }
 
     /// Adds another tally.
@@ -80,6 +97,10 @@ impl Tally {
             self.removals.resize(other.removals.len(), 0);
         }
         for (mine, theirs) in self.removals.iter_mut().zip(&other.removals) {
+            *mine += theirs;
+        }
+        self.bomb_games += other.bomb_games;
+        for (mine, theirs) in self.detonations.iter_mut().zip(other.detonations) {
             *mine += theirs;
         }
     }
@@ -131,8 +152,10 @@ pub fn play_games<E>(
     let mut buffer: Vec<GameRecord> = Vec::new();
     let mut tally = Tally::default();
     let mut error: Option<E> = None;
-    atomzero_selfplay::run(
+    let uniform = BeliefModel::uniform();
+    atomzero_selfplay::run_with_belief(
         model.evaluator.as_ref(),
+        model.belief.as_deref().unwrap_or(&uniform),
         options.selfplay,
         options.variant,
         options.openings,

@@ -1,12 +1,14 @@
 //! Networks as evaluators: a model spec (`random`, `uniform`, or the path of a saved network
 //! with its JSON sidecar) becomes an [`Evaluator`]. On `device = "cpu"` a network runs on
 //! atomzero-infer (our own CPU inference, checked against Burn in its tests); on `cuda` and
-//! `wgpu` on Burn. [`NetLoader`] serves the evaluator's `net:`/`policy:` players.
+//! `wgpu` on Burn. [`NetLoader`] serves the evaluator's `net:`/`policy:` players. A network of
+//! the bomb variant brings the belief saved in its sidecar ([`LoadedModel::belief`]).
 
+use atomzero_belief::BeliefModel;
 use atomzero_eval::ModelLoader;
 use atomzero_infer::InferEvaluator;
 use atomzero_mcts::{Evaluator, RandomEvaluator, SearchConfig, UniformEvaluator};
-use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetEvaluator};
+use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetEvaluator, NetMetadata};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,6 +20,9 @@ pub struct LoadedModel {
     pub history: usize,
     /// A name for logs and shard metadata.
     pub name: String,
+    /// The bomb variant's belief over the opponent's bomb saved with the network (`None`:
+    /// none saved, e.g. the initial network; searches then draw worlds uniformly).
+    pub belief: Option<Arc<BeliefModel>>,
 }
 
 impl std::fmt::Debug for LoadedModel {
@@ -37,11 +42,13 @@ pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel, St
             evaluator: Arc::new(RandomEvaluator { seed }),
             history: 0,
             name: "random".into(),
+            belief: None,
         }),
         "uniform" => Ok(LoadedModel {
             evaluator: Arc::new(UniformEvaluator),
             history: 0,
             name: "uniform".into(),
+            belief: None,
         }),
         path => {
             if !Path::new(path).exists() {
@@ -69,9 +76,19 @@ pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel, St
                     (Arc::new(evaluator), metadata)
                 }
             };
-            Ok(LoadedModel { evaluator, history: metadata.net.encoder.history, name })
+            let belief = belief_of(&metadata)?;
+            Ok(LoadedModel { evaluator, history: metadata.net.encoder.history, name, belief })
         }
     }
+}
+
+/// The belief saved in a network's sidecar, checked.
+fn belief_of(metadata: &NetMetadata) -> Result<Option<Arc<BeliefModel>>, String> {
+    metadata
+        .belief
+        .as_ref()
+        .map(|json| BeliefModel::from_json(json).map(Arc::new).map_err(|e| e.to_string()))
+        .transpose()
 }
 
 /// Networks for `net:PATH` and `policy:PATH` players.
@@ -90,5 +107,9 @@ impl ModelLoader for NetLoader {
         let history =
             atomzero_nn::read_metadata(Path::new(path)).map_or(0, |m| m.net.encoder.history);
         SearchConfig { history, ..SearchConfig::default().without_noise() }
+    }
+
+    fn belief(&self, path: &str) -> Option<Arc<BeliefModel>> {
+        atomzero_nn::read_metadata(Path::new(path)).ok().and_then(|m| belief_of(&m).ok().flatten())
     }
 }

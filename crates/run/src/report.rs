@@ -16,6 +16,8 @@ pub struct GenerationReport {
     pub workers: Option<usize>,
     /// Steps from, to; first and last loss; samples per second.
     pub train: Option<(u64, u64, f32, f32, f64)>,
+    /// The bomb variant: the belief fitted with the candidate, on its held-out games.
+    pub belief: Option<atomzero_belief::Accuracy>,
     /// The gate's decision.
     pub gate: Option<GateRecord>,
     /// Evaluation results by baseline.
@@ -56,6 +58,14 @@ pub fn summary_line(
             if !removals.is_empty() {
                 parts.push(format!("removes {removals}"));
             }
+            if t.bomb_games > 0 {
+                let percent = |n: usize| 100.0 * n as f64 / t.bomb_games as f64;
+                parts.push(format!(
+                    "detonated in {:.0}% (W) {:.0}% (B) of games",
+                    percent(t.detonations[0]),
+                    percent(t.detonations[1])
+                ));
+            }
         } else {
             parts.push("self-play done earlier".into());
         }
@@ -63,6 +73,14 @@ pub fn summary_line(
     if let Some((from, to, first, last, rate)) = report.train {
         parts.push(format!(
             "train steps {from}->{to} loss {first:.3}->{last:.3} ({rate:.0} samples/s)"
+        ));
+    }
+    if let Some(belief) = report.belief.filter(|b| b.positions > 0) {
+        parts.push(format!(
+            "belief top-1 {:.1}% vs uniform {:.1}% (untrained {:.1}%, held out)",
+            100.0 * belief.top1(),
+            100.0 * belief.uniform_top1(),
+            100.0 * belief.prior_top1()
         ));
     }
     if let Some(g) = &report.gate {

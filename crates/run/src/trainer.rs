@@ -24,6 +24,7 @@ use crate::records::{
 };
 use crate::report::{GenerationReport, summary_line};
 use crate::state::{GateRecord, RunState, Stage, load_state, read_best, save_state, write_best};
+use atomzero_belief::BeliefModel;
 use atomzero_eval::{
     GateConfig, MatchConfig, MatchResult, Openings as MatchOpenings, PlayerSpec, RatingOptions,
     ResultsLine, elo_plot_svg, generation_of, generation_series, rate,
@@ -283,10 +284,13 @@ impl Generations<'_> {
         }
     }
 
-    /// `net:` player for the network at `path`, named `name` in results and ratings.
+    /// `net:` player for the network at `path`, named `name` in results and ratings (in the
+    /// bomb variant with as many worlds per move as self-play draws).
     fn net_player(&self, path: &Path, name: &str, nodes: u32) -> Result<PlayerSpec> {
         let loader = NetLoader { device: self.config.device()? };
-        PlayerSpec::parse(&format!("net:{},nodes={nodes},name={name}", path.display()), &loader)
+        let worlds = self.config.selfplay.determinizations;
+        let spec = format!("net:{},nodes={nodes},worlds={worlds},name={name}", path.display());
+        PlayerSpec::parse(&spec, &loader)
             .map_err(|e| RunError::Network(format!("{}: {e}", path.display())))
     }
 
@@ -358,8 +362,12 @@ impl Generations<'_> {
             device.seed(self.config.seed);
             let net =
                 self.config.net.init(&device).map_err(|e| RunError::Network(e.to_string()))?;
-            let provenance =
-                Provenance { variant: self.config.variant.clone(), training_step: 0, parent: None };
+            let provenance = Provenance {
+                variant: self.config.variant.clone(),
+                training_step: 0,
+                parent: None,
+                belief: None,
+            };
             net.save(&path, &provenance).map_err(|e| RunError::Network(e.to_string()))?;
             self.dir.publish_network(&key, PutMode::Create)?;
         }
@@ -802,7 +810,13 @@ impl Generations<'_> {
             variant: self.config.variant.clone(),
             training_step: summary.end_step,
             parent: Some(format!("{}.safetensors", self.best()?.0)),
+            belief: summary.belief.as_ref().map(BeliefModel::to_json),
         };
+        report.belief = summary.belief.as_ref().and_then(|b| b.report.as_ref()).map(|r| r.heldout);
+        if let Some(belief) = report.belief.filter(|b| b.positions > 0) {
+            self.scalar("belief/top1", generation, belief.top1());
+            self.scalar("belief/uniform_top1", generation, belief.uniform_top1());
+        }
         let key = layout::candidate_key(generation);
         summary
             .net

@@ -21,7 +21,8 @@ pub struct SelfplayConfig {
     pub cheap_visits: u32,
     /// Probability that a move gets the full search.
     pub full_search_fraction: f64,
-    /// Temperature for the first `temperature_plies` plies.
+    /// Temperature for the first `temperature_plies` plies (PUCT; in the bomb variant with
+    /// either root search: its move is drawn from the worlds' aggregate policy).
     pub temperature: f32,
     /// Plies played with `temperature`.
     pub temperature_plies: usize,
@@ -57,6 +58,10 @@ pub struct SelfplayConfig {
     /// gets at least `sqrt(k · P · N)` of `N` visits; KataGo: 2), with those visits pruned
     /// from the policy target again; 0 disables.
     pub forced_playouts: f32,
+    /// The bomb variant only: worlds drawn from the belief per move (Perfect-Information
+    /// Monte Carlo, `atomzero_mcts::Pimc`: each a full state in which the opponent's bomb is
+    /// one the player cannot rule out; the move's visits are shared among them).
+    pub determinizations: usize,
 }
 
 /// How self-play searches the root (`root_search` in the config).
@@ -125,6 +130,7 @@ impl Default for SelfplayConfig {
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 0.1,
             forced_playouts: 0.0,
+            determinizations: 4,
         }
     }
 }
@@ -189,6 +195,10 @@ impl SelfplayConfig {
             "selfplay temperatures must be >= 0",
         )?;
         check(self.gumbel_considered >= 1, "selfplay.gumbel_considered must be at least 1")?;
+        check(
+            (1..=256).contains(&self.determinizations),
+            "selfplay.determinizations must be from 1 to 256",
+        )?;
         check(
             self.gumbel_c_visit >= 0.0 && self.gumbel_c_scale >= 0.0,
             "selfplay.gumbel_c_visit and gumbel_c_scale must be >= 0",

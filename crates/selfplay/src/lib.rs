@@ -6,6 +6,12 @@
 //! targets), resignation with a played-out fraction to measure false resignations, a maximum
 //! game length, and openings from an EPD book or random first plies.
 //!
+//! The bomb variant (hidden information) is searched by Perfect-Information Monte Carlo
+//! (`atomzero_mcts::Pimc`): for every move, worlds are drawn from the side to move's
+//! information set (`atomzero_belief`, which never holds the opponent's bomb) and a belief
+//! ([`run_with_belief`]), and the move and its policy target come from the worlds' aggregate.
+//! Both bomb choices are searched moves; the random opening plies follow them.
+//!
 //! The crate produces [`GameRecord`](atomzero_replay::GameRecord)s; the caller decides where
 //! they go (shards, PGN). It does no file I/O except reading an opening book on request.
 
@@ -17,4 +23,4 @@ pub mod worker;
 pub use batcher::SharedBatcher;
 pub use config::{Batching, RootSearch, SelfplayConfig};
 pub use openings::{OpeningError, Openings};
-pub use worker::{GameStats, SelfplayEvent, record_to_pgn, run};
+pub use worker::{GameStats, SelfplayEvent, record_to_pgn, run, run_with_belief};

@@ -10,9 +10,12 @@
 use crate::batcher::SharedBatcher;
 use crate::config::{Batching, RootSearch, SelfplayConfig};
 use crate::openings::Openings;
-use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Proven, Rng, Search, pending_requests};
+use atomzero_belief::{BeliefModel, InformationSet};
+use atomzero_mcts::{
+    EvalRequest, Evaluations, Evaluator, Pimc, Proven, Rng, Search, pending_requests,
+};
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
-use atomzero_rules::{CastlingMode, Color, Game, PgnGame, Position, Variant};
+use atomzero_rules::{CastlingMode, Color, Game, Move, PgnGame, Position, Variant};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -41,11 +44,50 @@ pub enum SelfplayEvent {
     Batches { batches: u64, positions: u64 },
 }
 
+/// The search of one game in progress. The tree stays inline (the common case; one slot per
+/// game, so the size does not matter) and the bomb variant's worlds are boxed.
+#[allow(clippy::large_enum_variant)]
+enum Searcher {
+    /// A perfect-information variant: one tree, reused from move to move.
+    Tree(Search),
+    /// The bomb variant: Perfect-Information Monte Carlo over worlds drawn from the side to
+    /// move's information set and the belief, set up anew for every move.
+    Worlds(Box<Pimc>),
+    /// The bomb variant's worlds could not be set up (an inconsistent game): dropped.
+    Failed,
+}
+
+impl Searcher {
+    /// The trees whose pending leaves go to the evaluator, in order.
+    fn searches(&self) -> &[Search] {
+        match self {
+            Searcher::Tree(search) => std::slice::from_ref(search),
+            Searcher::Worlds(pimc) => pimc.searches(),
+            Searcher::Failed => &[],
+        }
+    }
+
+    /// Visits of all the trees' roots.
+    fn root_visits(&self) -> u32 {
+        self.searches().iter().map(Search::root_visits).sum()
+    }
+}
+
+/// The bomb variant's state of a game in progress.
+struct Hidden {
+    /// What each player knows (White's, Black's).
+    infos: [InformationSet; 2],
+    /// Random plies still to play once both bombs are chosen.
+    plies_after_setup: usize,
+}
+
 /// One game in progress inside a worker.
 struct Slot {
     index: usize,
     game: Game,
-    search: Search,
+    searcher: Searcher,
+    /// The bomb variant's information sets (`None` in the other variants).
+    hidden: Option<Hidden>,
     rng: Rng,
     full: bool,
     records: Vec<MoveRecord>,
@@ -65,25 +107,57 @@ fn mix(seed: u64, index: u64) -> u64 {
     z ^ (z >> 33)
 }
 
+/// The bomb variant's search of the side to move in `game`: PIMC over worlds drawn from its
+/// information set and the belief.
+fn worlds(
+    hidden: &Hidden,
+    game: &Game,
+    shared: &Shared<'_>,
+    config: atomzero_mcts::SearchConfig,
+    visits: u32,
+    seed: u64,
+) -> Searcher {
+    let info = &hidden.infos[game.position().turn().index()];
+    let worlds = shared.config.determinizations;
+    match Pimc::new(info, shared.belief, config, worlds, visits, seed) {
+        Ok(pimc) => Searcher::Worlds(Box::new(pimc)),
+        Err(_) => Searcher::Failed,
+    }
+}
+
 impl Slot {
-    fn new(
-        index: usize,
-        config: &SelfplayConfig,
-        variant: Variant,
-        openings: &Openings,
-        history: usize,
-        seed: u64,
-    ) -> Slot {
-        let mut rng = Rng::new(mix(seed, index as u64));
-        let start = openings.opening(index, variant, &mut rng);
+    fn new(index: usize, shared: &Shared<'_>) -> Slot {
+        let (config, variant, openings) = (shared.config, shared.variant, shared.openings);
+        let mut rng = Rng::new(mix(shared.seed, index as u64));
+        // The bomb variant: both bombs are chosen by search (the first two moves), and the
+        // random opening plies follow the choices.
+        let bomb = variant == Variant::Bomb;
+        let (start, plies_after_setup) = match openings {
+            Openings::RandomPlies(plies) if bomb => (Position::new(variant), *plies),
+            _ => (openings.opening(index, variant, &mut rng), 0),
+        };
         let full = rng.uniform() < config.full_search_fraction;
         let game = Game::new(start);
-        let mut search = Search::new(&game, config.search_config(full, history), rng.next_u64());
-        search.set_simulations(if full { config.visits } else { config.cheap_visits });
+        let visits = if full { config.visits } else { config.cheap_visits };
+        let search_config = config.search_config(full, shared.history);
+        let (searcher, hidden) = if bomb {
+            let infos = [
+                InformationSet::new(&start, Color::White),
+                InformationSet::new(&start, Color::Black),
+            ];
+            let hidden = Hidden { infos, plies_after_setup };
+            let searcher = worlds(&hidden, &game, shared, search_config, visits, rng.next_u64());
+            (searcher, Some(hidden))
+        } else {
+            let mut search = Search::new(&game, search_config, rng.next_u64());
+            search.set_simulations(visits);
+            (Searcher::Tree(search), None)
+        };
         Slot {
             index,
             game,
-            search,
+            searcher,
+            hidden,
             full,
             records: Vec::new(),
             resign_disabled: rng.uniform() < config.resign_playthrough,
@@ -102,16 +176,21 @@ impl Slot {
     }
 
     /// Plays the searched move; returns the finished game if it ended.
-    fn make_move(&mut self, config: &SelfplayConfig) -> Option<(GameRecord, GameStats)> {
+    fn make_move(&mut self, shared: &Shared<'_>) -> Option<(GameRecord, GameStats)> {
+        let config = shared.config;
         let turn = self.game.position().turn();
         let ply = self.game.ply();
-        let wdl = self.search.root_wdl();
+        let (wdl, proven) = match &self.searcher {
+            Searcher::Tree(search) => (search.root_wdl(), search.root_proven()),
+            Searcher::Worlds(pimc) => (pimc.root_wdl(), pimc.root_proven()),
+            Searcher::Failed => return None,
+        };
         let value = wdl[0] - wdl[2];
         let streak = &mut self.low_value_streak[turn.index()];
         *streak = if value < config.resign_threshold { *streak + 1 } else { 0 };
         if config.resign_consecutive > 0
             && *streak >= config.resign_consecutive
-            && self.search.root_proven() != Proven::Win
+            && proven != Proven::Win
         {
             if !self.resign_disabled {
                 return Some(self.finish(Some(!turn), EndReason::Resignation));
@@ -119,53 +198,126 @@ impl Slot {
             self.resign_point.get_or_insert((ply.min(u16::MAX as usize) as u16, turn));
         }
         let gumbel = config.root_search == RootSearch::Gumbel;
-        let mv = if gumbel {
-            self.search.gumbel_move()?
+        let temperature = if ply < config.temperature_plies {
+            config.temperature
         } else {
-            let temperature = if ply < config.temperature_plies {
-                config.temperature
-            } else {
-                config.final_temperature
-            };
-            self.search.sample_move(temperature)?
+            config.final_temperature
         };
-        let target = self.full.then(|| SearchTarget {
-            policy: if gumbel {
-                self.search.improved_policy().into_iter().filter(|&(_, w)| w > 0.0).collect()
-            } else {
-                // Visit counts, less the forced playouts' (KataGo's pruning; unchanged
-                // without forced playouts).
-                let visits = self.search.pruned_root_children().into_iter().filter(|&(_, n)| n > 0);
-                visits.map(|(m, n)| (m, n as f32)).collect()
-            },
-            root_wdl: wdl,
-        });
+        let (mv, policy) = match &mut self.searcher {
+            Searcher::Tree(search) => {
+                let mv =
+                    if gumbel { search.gumbel_move()? } else { search.sample_move(temperature)? };
+                let policy = self.full.then(|| {
+                    if gumbel {
+                        search.improved_policy().into_iter().filter(|&(_, w)| w > 0.0).collect()
+                    } else {
+                        // Visit counts, less the forced playouts' (KataGo's pruning; unchanged
+                        // without forced playouts).
+                        let visits =
+                            search.pruned_root_children().into_iter().filter(|&(_, n)| n > 0);
+                        visits.map(|(m, n)| (m, n as f32)).collect()
+                    }
+                });
+                (mv, policy)
+            }
+            Searcher::Worlds(pimc) => {
+                // The move is drawn from the worlds' aggregate (PUCT or Gumbel), which is
+                // also the policy target.
+                let mv = pimc.sample_move(temperature, &mut self.rng)?;
+                let policy = self.full.then(|| {
+                    pimc.policy().into_iter().filter(|&(_, w)| w > 0.0).collect::<Vec<_>>()
+                });
+                (mv, policy)
+            }
+            Searcher::Failed => return None,
+        };
+        let target = policy.map(|policy| SearchTarget { policy, root_wdl: wdl });
         self.records.push(MoveRecord { mv, target });
+        if let Some(finished) = self.play(mv, config) {
+            return Some(finished);
+        }
+        self.full = self.rng.uniform() < config.full_search_fraction;
+        let visits = self.target_visits(config);
+        match &mut self.searcher {
+            Searcher::Tree(search) => {
+                search.set_dirichlet_epsilon(config.dirichlet_epsilon(self.full));
+                search.set_forced_playouts(config.forced_playouts(self.full));
+                search.set_simulations(visits);
+                search.advance(mv);
+                // The Balanced start: random plies (not targets) after the searched removal.
+                for _ in 0..std::mem::take(&mut self.plies_after_first_move) {
+                    let moves = self.game.position().legal_moves();
+                    let Some(&random) = moves.get(self.rng.below(moves.len().max(1))) else {
+                        break;
+                    };
+                    self.records.push(MoveRecord { mv: random, target: None });
+                    self.game.play_unchecked(random);
+                    if let Some(outcome) = self.game.outcome() {
+                        return Some(
+                            self.finish(outcome.winner, EndReason::Rules(outcome.termination)),
+                        );
+                    }
+                    if self.game.ply() >= config.max_plies {
+                        return Some(self.finish(None, EndReason::MaxLength));
+                    }
+                    if let Searcher::Tree(search) = &mut self.searcher {
+                        search.advance(random);
+                    }
+                }
+            }
+            Searcher::Worlds(_) | Searcher::Failed => {
+                // The bomb variant: random plies (not targets, never a detonation) once both
+                // bombs are chosen; then a new search from the next mover's information set.
+                let setup_done = !self.game.position().is_setup_phase();
+                let plies = match self.hidden.as_mut() {
+                    Some(hidden) if setup_done => std::mem::take(&mut hidden.plies_after_setup),
+                    _ => 0,
+                };
+                for _ in 0..plies {
+                    let quiet: Vec<Move> = self
+                        .game
+                        .position()
+                        .legal_moves()
+                        .iter()
+                        .copied()
+                        .filter(|m| !m.is_detonation())
+                        .collect();
+                    let Some(&random) = quiet.get(self.rng.below(quiet.len().max(1))) else {
+                        break;
+                    };
+                    self.records.push(MoveRecord { mv: random, target: None });
+                    if let Some(finished) = self.play(random, config) {
+                        return Some(finished);
+                    }
+                }
+                let search_config = config.search_config(self.full, shared.history);
+                let seed = self.rng.next_u64();
+                self.searcher = match &self.hidden {
+                    Some(hidden) => worlds(hidden, &self.game, shared, search_config, visits, seed),
+                    None => Searcher::Failed,
+                };
+            }
+        }
+        None
+    }
+
+    /// Plays `mv` (recorded already) in the game and in the bomb variant's information sets;
+    /// returns the finished game if it ended.
+    fn play(&mut self, mv: Move, config: &SelfplayConfig) -> Option<(GameRecord, GameStats)> {
+        if let Some(hidden) = self.hidden.as_mut() {
+            let before = *self.game.position();
+            for info in &mut hidden.infos {
+                if info.push(&before, mv).is_err() {
+                    self.searcher = Searcher::Failed;
+                }
+            }
+        }
         self.game.play_unchecked(mv);
         if let Some(outcome) = self.game.outcome() {
             return Some(self.finish(outcome.winner, EndReason::Rules(outcome.termination)));
         }
         if self.game.ply() >= config.max_plies {
             return Some(self.finish(None, EndReason::MaxLength));
-        }
-        self.full = self.rng.uniform() < config.full_search_fraction;
-        self.search.set_dirichlet_epsilon(config.dirichlet_epsilon(self.full));
-        self.search.set_forced_playouts(config.forced_playouts(self.full));
-        self.search.set_simulations(self.target_visits(config));
-        self.search.advance(mv);
-        // The Balanced start: random plies (not targets) after the searched removal.
-        for _ in 0..std::mem::take(&mut self.plies_after_first_move) {
-            let moves = self.game.position().legal_moves();
-            let Some(&random) = moves.get(self.rng.below(moves.len().max(1))) else { break };
-            self.records.push(MoveRecord { mv: random, target: None });
-            self.game.play_unchecked(random);
-            if let Some(outcome) = self.game.outcome() {
-                return Some(self.finish(outcome.winner, EndReason::Rules(outcome.termination)));
-            }
-            if self.game.ply() >= config.max_plies {
-                return Some(self.finish(None, EndReason::MaxLength));
-            }
-            self.search.advance(random);
         }
         None
     }
@@ -194,6 +346,8 @@ impl Slot {
 
 struct Shared<'a> {
     config: &'a SelfplayConfig,
+    /// The belief over the opponent's bomb (the bomb variant's worlds are drawn from it).
+    belief: &'a BeliefModel,
     variant: Variant,
     openings: &'a Openings,
     history: usize,
@@ -264,25 +418,26 @@ fn worker<E: Evaluator + ?Sized>(
             if index >= shared.n_games {
                 break;
             }
-            slots.push(Slot::new(
-                index,
-                config,
-                shared.variant,
-                shared.openings,
-                shared.history,
-                shared.seed,
-            ));
+            slots.push(Slot::new(index, shared));
         }
         if slots.is_empty() {
             break;
         }
-        let mut visits_before: Vec<u32> = slots.iter().map(|s| s.search.root_visits()).collect();
+        let mut visits_before: Vec<u32> = slots.iter().map(|s| s.searcher.root_visits()).collect();
         for slot in slots.iter_mut() {
-            let wanted =
-                slot.target_visits(config).saturating_sub(slot.search.budget_visits()) as usize;
-            slot.search.gather(config.leaves_per_tree.min(wanted.max(1)));
+            let wanted = slot.target_visits(config);
+            match &mut slot.searcher {
+                Searcher::Tree(search) => {
+                    let wanted = wanted.saturating_sub(search.budget_visits()) as usize;
+                    search.gather(config.leaves_per_tree.min(wanted.max(1)));
+                }
+                Searcher::Worlds(pimc) => {
+                    pimc.gather(config.leaves_per_tree);
+                }
+                Searcher::Failed => {}
+            }
         }
-        let requests = pending_requests(slots.iter().map(|s| &s.search));
+        let requests = pending_requests(slots.iter().flat_map(|s| s.searcher.searches()));
         if !requests.is_empty() {
             let evals = evaluator.evaluate(&requests);
             batches += 1;
@@ -290,22 +445,34 @@ fn worker<E: Evaluator + ?Sized>(
             drop(requests);
             let mut offset = 0;
             for slot in slots.iter_mut() {
-                let n = slot.search.pending().len();
+                let n: usize = slot.searcher.searches().iter().map(|s| s.pending().len()).sum();
                 slot.evaluations += n as u64;
-                slot.search.apply(evals.range(offset..offset + n));
+                let evaluations = evals.range(offset..offset + n);
+                match &mut slot.searcher {
+                    Searcher::Tree(search) => search.apply(evaluations),
+                    Searcher::Worlds(pimc) => pimc.apply(evaluations),
+                    Searcher::Failed => {}
+                }
                 offset += n;
             }
         }
         let mut i = 0;
         while i < slots.len() {
             let slot = &mut slots[i];
-            let done_searching = slot.search.budget_visits() >= slot.target_visits(config)
-                || slot.search.root_proven() != Proven::Unknown
-                || slot.search.root_visits() == visits_before[i];
+            let (done_searching, no_moves) = match &slot.searcher {
+                Searcher::Tree(search) => (
+                    search.budget_visits() >= slot.target_visits(config)
+                        || search.root_proven() != Proven::Unknown
+                        || search.root_visits() == visits_before[i],
+                    search.root_children().is_empty(),
+                ),
+                Searcher::Worlds(pimc) => (pimc.is_done(), pimc.policy().is_empty()),
+                Searcher::Failed => (true, true),
+            };
             // A root without children after searching has no legal move although the game is
             // not over: impossible for legal positions; drop such a game rather than loop.
-            let stuck = done_searching && slot.search.root_children().is_empty();
-            let finished = if done_searching && !stuck { slot.make_move(config) } else { None };
+            let stuck = done_searching && no_moves;
+            let finished = if done_searching && !stuck { slot.make_move(shared) } else { None };
             if let Some((record, stats)) = finished {
                 if tx.send(SelfplayEvent::Game(Box::new(record), stats)).is_err() {
                     shared.stop.store(true, Ordering::Relaxed);
@@ -348,6 +515,26 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
     n_games: usize,
     history: usize,
     seed: u64,
+    on_event: impl FnMut(SelfplayEvent) -> bool,
+) {
+    let belief = BeliefModel::uniform();
+    run_with_belief(
+        evaluator, &belief, config, variant, openings, n_games, history, seed, on_event,
+    );
+}
+
+/// [`run`] with a belief over the opponent's bomb for the bomb variant's searches (which
+/// draw their worlds from it; [`run`] uses the uniform belief). Other variants ignore it.
+#[allow(clippy::too_many_arguments)]
+pub fn run_with_belief<E: Evaluator + Sync + ?Sized>(
+    evaluator: &E,
+    belief: &BeliefModel,
+    config: &SelfplayConfig,
+    variant: Variant,
+    openings: &Openings,
+    n_games: usize,
+    history: usize,
+    seed: u64,
     mut on_event: impl FnMut(SelfplayEvent) -> bool,
 ) {
     let threads = if config.threads == 0 {
@@ -358,6 +545,7 @@ pub fn run<E: Evaluator + Sync + ?Sized>(
     let workers = threads.min(n_games.div_ceil(config.games_per_worker.max(1))).max(1);
     let shared = Shared {
         config,
+        belief,
         variant,
         openings,
         history,
@@ -485,8 +673,10 @@ mod tests {
             // An evaluator that does not compute on the calling thread is never split.
             (2, 1, false, 23, vec![23]),
         ] {
+            let belief = BeliefModel::uniform();
             let shared = Shared {
                 config: &config,
+                belief: &belief,
                 variant: Variant::Atomic,
                 openings: &openings,
                 history: 0,

@@ -268,3 +268,120 @@ fn balanced_start_games_search_the_removal_then_play_random_plies() {
         assert!(removed.len() >= 2, "{variant}: the removal varies between games");
     }
 }
+
+/// Bomb-variant games played by PIMC with `belief` (random plies: 2, after both choices).
+fn play_bomb(config: &SelfplayConfig, n: usize, seed: u64) -> Vec<GameRecord> {
+    let mut games = Vec::new();
+    let belief = atomzero_belief::BeliefModel::uniform();
+    atomzero_selfplay::run_with_belief(
+        &RandomEvaluator { seed: 1 },
+        &belief,
+        config,
+        Variant::Bomb,
+        &Openings::RandomPlies(2),
+        n,
+        0,
+        seed,
+        |event| {
+            if let SelfplayEvent::Game(record, _) = event {
+                games.push(*record);
+            }
+            true
+        },
+    );
+    games.sort_by_key(|g| format!("{:?}", g.moves));
+    games
+}
+
+#[test]
+fn bomb_games_search_both_choices_and_record_legal_targets() {
+    for root_search in [atomzero_selfplay::RootSearch::Puct, atomzero_selfplay::RootSearch::Gumbel]
+    {
+        let config = SelfplayConfig { determinizations: 3, root_search, ..small_config() };
+        let games = play_bomb(&config, 6, 3);
+        assert_eq!(games.len(), 6);
+        let (mut targets, mut detonations, mut choice_targets) = (0, 0, 0);
+        for g in &games {
+            assert_eq!(g.variant, Variant::Bomb);
+            assert!(g.start_fen.ends_with("bombs:?,?"), "{}", g.start_fen);
+            assert!(g.moves[0].mv.is_bomb_choice() && g.moves[1].mv.is_bomb_choice());
+            // The two random plies follow the choices and are not targets.
+            assert!(g.moves[2..4].iter().all(|m| m.target.is_none() && !m.mv.is_detonation()));
+            let mut pos = atomzero_rules::Position::from_fen(&g.start_fen, Variant::Bomb).unwrap();
+            for (ply, m) in g.moves.iter().enumerate() {
+                assert!(pos.is_legal(m.mv), "ply {ply}");
+                if let Some(t) = &m.target {
+                    targets += 1;
+                    choice_targets += usize::from(ply < 2);
+                    let legal = pos.legal_moves();
+                    assert!(t.policy.iter().all(|(mv, w)| legal.contains(mv) && *w > 0.0));
+                    let total: f32 = t.policy.iter().map(|(_, w)| w).sum();
+                    assert!((total - 1.0).abs() < 1e-3, "the aggregate policy sums to 1: {total}");
+                    assert!((t.root_wdl.iter().sum::<f32>() - 1.0).abs() < 1e-3);
+                }
+                detonations += usize::from(m.mv.is_detonation());
+                pos.play_unchecked(m.mv);
+            }
+            // The PGN reveals both bombs.
+            let pgn = record_to_pgn(g).unwrap().write();
+            assert!(pgn.contains("[WhiteBomb ") && pgn.contains("[BlackBomb "), "{pgn}");
+        }
+        assert!(targets > 20 && choice_targets > 0, "{targets} {choice_targets}");
+        assert!(
+            detonations > 0,
+            "{root_search:?}: no detonation searched in {} games",
+            games.len()
+        );
+    }
+}
+
+#[test]
+fn bomb_games_depend_on_the_seed_only() {
+    let mut config = SelfplayConfig { determinizations: 2, ..small_config() };
+    let a = play_bomb(&config, 4, 7);
+    config.threads = 1;
+    config.games_per_worker = 1;
+    assert_eq!(play_bomb(&config, 4, 7), a);
+    assert_ne!(play_bomb(&config, 4, 8), a);
+}
+
+/// Regression (tiny bomb run, generation 14): a game whose search had nothing left to
+/// evaluate (its root proven) while no other game had leaves either never moved on.
+#[test]
+fn a_bomb_game_alone_with_a_proven_root_moves_on() {
+    // White's knight bomb stands next to the black king: detonating wins at once.
+    let pos = atomzero_rules::Position::from_fen(
+        "4k3/3N4/8/8/8/8/p6p/4K3 w - - 0 1 bombs:d7,h2",
+        Variant::Bomb,
+    )
+    .unwrap();
+    let config = SelfplayConfig {
+        threads: 1,
+        games_per_worker: 1,
+        visits: 64,
+        full_search_fraction: 1.0,
+        temperature_plies: 0,
+        ..small_config()
+    };
+    let mut games = Vec::new();
+    atomzero_selfplay::run(
+        &UniformEvaluator,
+        &config,
+        Variant::Bomb,
+        &Openings::Book(vec![pos]),
+        2,
+        0,
+        1,
+        |event| {
+            if let SelfplayEvent::Game(record, _) = event {
+                games.push(*record);
+            }
+            true
+        },
+    );
+    assert_eq!(games.len(), 2);
+    for game in &games {
+        assert_eq!(game.moves[0].mv, atomzero_rules::Move::detonation(atomzero_rules::Square::D7));
+        assert_eq!(game.winner, Some(atomzero_rules::Color::White));
+    }
+}

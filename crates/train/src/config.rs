@@ -39,6 +39,28 @@ pub enum Schedule {
     Step,
 }
 
+/// The value target of a position from a game cut by the ply limit
+/// (`selfplay.max_plies`, recorded as an adjudicated draw).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaxLengthTarget {
+    /// The adjudicated draw, mixed with the search's root value by `value_target_root_mix`.
+    #[default]
+    Draw,
+    /// The search's root value alone: such a game has no result. Calling it a draw teaches the
+    /// value that a position is drawn whenever the players cannot finish the game in time,
+    /// a queen up or not (the bomb variant: weak players rarely finish chess in time).
+    Search,
+    /// Adjudicated by material at the cut (pawn 1, knight and bishop 3, rook 5, queen 9): the
+    /// side ahead by at least [`MATERIAL_MARGIN`] wins, else a draw; then mixed with the root
+    /// value by `value_target_root_mix` like any result. Domain knowledge, as engines' data
+    /// generators adjudicate; for variants where material decides (the bomb variant).
+    Material,
+}
+
+/// The material lead that wins a game adjudicated by [`MaxLengthTarget::Material`].
+pub const MATERIAL_MARGIN: i32 = 3;
+
 /// Trainer settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -73,6 +95,9 @@ pub struct TrainerConfig {
     pub value_loss_weight: f32,
     /// Value target = (1 − mix) · game result + mix · the search's root WDL.
     pub value_target_root_mix: f32,
+    /// The value target of positions from games cut by the ply limit: `draw` (the adjudicated
+    /// result, as any other) or `search` (the root value alone).
+    pub max_length_target: MaxLengthTarget,
     /// Weight of the opponent-policy loss (KataGo's auxiliary target, 0.15 in the paper);
     /// used only by nets with `net.opponent_policy`.
     pub opponent_policy_weight: f32,
@@ -107,6 +132,7 @@ impl Default for TrainerConfig {
             grad_clip_norm: 10.0,
             value_loss_weight: 1.0,
             value_target_root_mix: 0.0,
+            max_length_target: MaxLengthTarget::Draw,
             opponent_policy_weight: 0.15,
             window_positions: 100_000,
             max_samples_per_position: 8.0,

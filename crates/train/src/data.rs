@@ -6,9 +6,11 @@
 //! target when that ply was searched in full, else the move the opponent played, over its
 //! legal replies (`atomzero_encoding::reply_index`), scaled to the auxiliary loss's weight.
 
+use crate::config::{MATERIAL_MARGIN, MaxLengthTarget};
 use atomzero_backprop::SparseBatch;
 use atomzero_encoding::{Encoder, move_to_index, reply_index};
 use atomzero_replay::ReplayWindow;
+use atomzero_rules::{Color, Position, Role};
 
 /// Refills `out` with the window examples `indices` (those the window cannot rebuild are
 /// skipped). The value target is `(1 − root_mix) · result + root_mix · the search's root WDL`;
@@ -19,6 +21,20 @@ pub fn build_batch(
     indices: &[usize],
     encoder: &Encoder,
     root_mix: f32,
+    reply_weight: f32,
+    out: &mut SparseBatch,
+) {
+    build_batch_with(window, indices, encoder, root_mix, MaxLengthTarget::Draw, reply_weight, out);
+}
+
+/// [`build_batch`], with the value target of positions from games cut by the ply limit
+/// chosen by `max_length` ([`MaxLengthTarget::Search`]: the root WDL alone).
+pub fn build_batch_with(
+    window: &ReplayWindow,
+    indices: &[usize],
+    encoder: &Encoder,
+    root_mix: f32,
+    max_length: MaxLengthTarget,
     reply_weight: f32,
     out: &mut SparseBatch,
 ) {
@@ -44,9 +60,26 @@ pub fn build_batch(
             let weight = if total > 0.0 { weight / total } else { 0.0 };
             policy.push((move_to_index(pos, m), weight));
         }
-        let wdl: [f32; 3] = std::array::from_fn(|k| {
-            (1.0 - root_mix) * sample.result_wdl[k] + root_mix * sample.target.root_wdl[k]
-        });
+        let mix = if sample.adjudicated && max_length == MaxLengthTarget::Search {
+            1.0
+        } else {
+            root_mix
+        };
+        let result = match sample.cut_position {
+            Some(end) if max_length == MaxLengthTarget::Material => {
+                let lead = material(&end, pos.turn()) - material(&end, !pos.turn());
+                if lead >= MATERIAL_MARGIN {
+                    [1.0, 0.0, 0.0]
+                } else if lead <= -MATERIAL_MARGIN {
+                    [0.0, 0.0, 1.0]
+                } else {
+                    [0.0, 1.0, 0.0]
+                }
+            }
+            _ => sample.result_wdl,
+        };
+        let wdl: [f32; 3] =
+            std::array::from_fn(|k| (1.0 - mix) * result[k] + mix * sample.target.root_wdl[k]);
         reply.clear();
         if let Some(record) = sample.reply.filter(|_| reply_weight > 0.0) {
             let mut after = *pos;
@@ -74,4 +107,14 @@ pub fn build_batch(
             continue;
         }
     }
+}
+
+/// `color`'s material on `pos` (pawn 1, knight and bishop 3, rook 5, queen 9).
+pub fn material(pos: &Position, color: Color) -> i32 {
+    let board = pos.board();
+    let ours = board.by_color(color);
+    [(Role::Pawn, 1), (Role::Knight, 3), (Role::Bishop, 3), (Role::Rook, 5), (Role::Queen, 9)]
+        .iter()
+        .map(|&(role, value)| value * (board.by_role(role) & ours).count() as i32)
+        .sum()
 }

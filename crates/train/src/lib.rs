@@ -15,8 +15,11 @@
 //!   renamed into place; the newest M are kept, and training resumes from the newest exactly
 //!   (same step, same learning rate, same batches).
 //! - [`tensorboard`]: a small TensorBoard event-file writer and reader of our own.
+//! - [`belief`]: the bomb variant's belief over the opponent's bomb, fitted on the window's
+//!   newest games at the end of a call ([`TrainSummary::belief`]), with its held-out accuracy.
 //! - [`train`](train()): the loop.
 
+pub mod belief;
 pub mod burn;
 pub mod checkpoint;
 pub mod config;
@@ -26,5 +29,5 @@ pub mod tensorboard;
 pub mod trainer;
 
 pub use checkpoint::{CheckpointError, Engine, TrainState};
-pub use config::{Backend, OptimizerKind, Schedule, TrainerConfig};
+pub use config::{Backend, MaxLengthTarget, OptimizerKind, Schedule, TrainerConfig};
 pub use trainer::{Data, StepReport, TrainError, TrainOptions, TrainSummary, train};

@@ -2,7 +2,7 @@
 
 use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, Engine, TrainState};
 use crate::config::TrainerConfig;
-use crate::data::build_batch;
+use crate::data::build_batch_with;
 use crate::engine::{self, Trainer};
 use crate::tensorboard::EventWriter;
 use atomzero_backprop::SparseBatch;
@@ -132,6 +132,9 @@ pub struct TrainSummary {
     pub optimizer_restarted: bool,
     /// The trained network.
     pub net: Net,
+    /// The bomb variant's belief over the opponent's bomb, fitted on the window's newest
+    /// games ([`crate::belief`]); `None` for other variants.
+    pub belief: Option<atomzero_belief::BeliefModel>,
 }
 
 /// Trains until `options.target_step`, resuming from the newest checkpoint if there is one.
@@ -217,6 +220,14 @@ pub fn train(
         .floor() as u64;
     let capped = wanted > allowed;
     let target_step = start_step + wanted.min(allowed.max(1));
+    if window.games().iter().any(|g| g.variant == atomzero_rules::Variant::Bomb)
+        && !options.net.encoder.bomb
+    {
+        return Err(TrainError::Config(
+            "games of the bomb variant need a network with its input planes (net.encoder.bomb = true)"
+                .to_string(),
+        ));
+    }
     let encoder = Encoder::new(options.net.encoder);
     let mut tensorboard = match options.tensorboard_dir {
         Some(dir) => Some(EventWriter::create(dir).map_err(TrainError::Log)?),
@@ -251,11 +262,12 @@ pub fn train(
         let t0 = Instant::now();
         indices.clear();
         indices.extend((0..config.batch_size).map(|_| sampler.below(window.len())));
-        build_batch(
+        build_batch_with(
             &window,
             &indices,
             &encoder,
             config.value_target_root_mix,
+            config.max_length_target,
             reply_weight,
             &mut batch,
         );
@@ -313,6 +325,7 @@ pub fn train(
             break;
         }
     }
+    let belief = crate::belief::fit_belief(&window);
     let tenth = (losses.len() / 10).max(1);
     let mean = |xs: &[f32]| {
         if xs.is_empty() { f32::NAN } else { xs.iter().sum::<f32>() / xs.len() as f32 }
@@ -330,5 +343,6 @@ pub fn train(
         engine: trainer.engine(),
         optimizer_restarted,
         net: trainer.into_net(&device).map_err(TrainError::Config)?,
+        belief,
     })
 }

@@ -46,7 +46,7 @@ fn small_net(history: usize) -> NetConfig {
         se_ratio: 0,
         value_hidden: 16,
         value_channels: 2,
-        encoder: EncoderConfig { history },
+        encoder: EncoderConfig { history, ..EncoderConfig::default() },
         opponent_policy: false,
     }
 }

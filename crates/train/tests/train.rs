@@ -169,7 +169,10 @@ fn resumed_training_equals_uninterrupted_training_on(backend: Backend) {
     tiny()
         .init(&device)
         .unwrap()
-        .save(&init, &Provenance { variant: "atomic".into(), training_step: 0, parent: None })
+        .save(
+            &init,
+            &Provenance { variant: "atomic".into(), training_step: 0, parent: None, belief: None },
+        )
         .unwrap();
 
     let (a_dir, b_dir) = (dir.join("a"), dir.join("b"));

@@ -1,5 +1,6 @@
 //! atomzero-eval's integration tests (one test binary, as ripgrep does).
 
+mod bomb;
 mod common;
 mod gating;
 mod matches;

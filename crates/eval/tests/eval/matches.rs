@@ -247,6 +247,7 @@ fn whites_interval_comes_from_the_pairs_not_from_games_taken_as_independent() {
         moves: Vec::new(),
         winner: Some(winner),
         end: GameEnd::MaxPlies,
+        bomb: None,
     };
     use atomzero_rules::Color::{Black, White};
     let winners = [White, White, White, White, Black, Black, Black, Black];
