@@ -65,7 +65,11 @@ pub struct GauntletArgs {
 /// nodes, docs/experiments.md): the built-in baselines with Fairy-Stockfish at depths 1, 2, 5
 /// and 7 if it is built (and the start is standard: Fairy-Stockfish cannot choose the Balanced
 /// start's removal).
-fn default_ladder(start: atomzero_rules::Start) -> Vec<String> {
+fn default_ladder(variant: atomzero_rules::Variant, start: atomzero_rules::Start) -> Vec<String> {
+    if variant == atomzero_rules::Variant::Bomb {
+        // Hidden information: only players that take their own view (no alphabeta, no UCI).
+        return vec!["random".into(), "greedy".into()];
+    }
     let balanced = start == atomzero_rules::Start::Balanced;
     let fsf = atomzero_eval::spec::fairy_stockfish_path().is_some() && !balanced;
     let rungs: &[&str] = if fsf {
@@ -197,6 +201,11 @@ impl Gauntlet {
                 println!("  {report_line}");
             }
         }
+        if let Some(report) = result.bomb_report() {
+            for report_line in report.lines() {
+                println!("  {report_line}");
+            }
+        }
         Ok(score(&line))
     }
 }
@@ -230,7 +239,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
         let entrants = choose(&name, dir, &timeline, args.points);
         runs.push(Run { name, dir: dir.clone(), config, entrants });
     }
-    let variant = runs[0].config.perfect_information_variant("atomzero gauntlet")?;
+    let variant = runs[0].config.variant()?;
     if let Some(other) = runs.iter().find(|r| r.config.variant().ok() != Some(variant)) {
         bail!(
             "{} plays {}, {} plays {variant}",
@@ -249,7 +258,7 @@ pub fn run(args: GauntletArgs) -> Result<()> {
         );
     }
     let ladder_text =
-        if args.ladder.is_empty() { default_ladder(start) } else { args.ladder.clone() };
+        if args.ladder.is_empty() { default_ladder(variant, start) } else { args.ladder.clone() };
     let ladder: Vec<PlayerSpec> = ladder_text
         .iter()
         .map(|s| PlayerSpec::parse(s, &NoModels).map_err(|e| anyhow!("--ladder {s}: {e}")))

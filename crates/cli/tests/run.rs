@@ -496,3 +496,40 @@ fn a_balanced_start_run_trains_and_evaluates_from_the_setup_position() {
     }
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+#[test]
+fn a_bomb_run_is_rated_by_a_gauntlet_against_random_and_greedy() {
+    let tmp = temp_dir("bomb-gauntlet");
+    let config = tmp.join("bomb.toml");
+    let ci = std::fs::read_to_string(ci_config()).unwrap();
+    let body = ci
+        .replacen("variant = \"atomic\"", "variant = \"bomb\"", 1)
+        .replacen("value_channels = 2", "value_channels = 2\n[net.encoder]\nbomb = true", 1)
+        .replacen(
+            "match_max_plies = 60",
+            "match_max_plies = 60\nbaselines = [\"random\", \"greedy\"]",
+            1,
+        );
+    assert!(body.contains("bomb = true") && body.contains("baselines"));
+    std::fs::write(&config, body).unwrap();
+    let dir = tmp.join("b");
+    let dir_s = dir.display().to_string();
+    let o =
+        run(&["run", "--config", config.to_str().unwrap(), "--dir", &dir_s, "--generations", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The default ladder of the bomb variant: random < greedy (alphabeta and Fairy-Stockfish
+    // cannot play hidden information); each match reports detonations and beliefs.
+    let out = tmp.join("gauntlet");
+    let out_s = out.display().to_string();
+    let o = run(&[
+        "gauntlet", "--run", &dir_s, "--points", "2", "--games", "2", "--nodes", "4", "--out",
+        &out_s,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let printed = text(&o.stdout);
+    assert!(printed.contains("ladder random < greedy;"), "{printed}");
+    assert!(printed.contains("b/000000 vs random: "), "{printed}");
+    assert!(printed.contains("  Detonations: "), "{printed}");
+    assert!(out.join("ratings.csv").is_file());
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
