@@ -55,13 +55,27 @@ pub struct Sample<'a> {
     pub result_wdl: [f32; 3],
     /// The game was cut by the ply limit (its draw is an adjudication, not a result).
     pub adjudicated: bool,
-    /// The game's last position, for a game cut by the ply limit (`None` otherwise).
-    pub cut_position: Option<Position>,
+    /// The game's moves from this position on (the first is `played`).
+    pub rest: &'a [MoveRecord],
     /// The move played from the position.
     pub played: Move,
     /// The opponent's reply to it, with its search target if it was a training target too
     /// (`None` when the game ended with `played`).
     pub reply: Option<&'a MoveRecord>,
+}
+
+impl Sample<'_> {
+    /// The game's last position if the ply limit cut it (`None` otherwise), replayed from
+    /// this one on demand: only a value target that adjudicates cut games needs it.
+    pub fn cut_position(&self) -> Option<Position> {
+        self.adjudicated.then(|| {
+            let mut end = self.position;
+            for m in self.rest {
+                end.play_unchecked(m.mv);
+            }
+            end
+        })
+    }
 }
 
 /// The newest training targets of a shard directory.
@@ -185,13 +199,6 @@ impl ReplayWindow {
         };
         let history = earlier.iter().rev().take(history).copied().collect();
         let adjudicated = game.reason == crate::format::EndReason::MaxLength;
-        let cut_position = adjudicated.then(|| {
-            let mut end = pos;
-            for m in &game.moves[ply as usize..] {
-                end.play_unchecked(m.mv);
-            }
-            end
-        });
         let played = game.moves[ply as usize].mv;
         let reply = game.moves.get(ply as usize + 1);
         Some(Sample {
@@ -201,7 +208,7 @@ impl ReplayWindow {
             target,
             result_wdl,
             adjudicated,
-            cut_position,
+            rest: &game.moves[ply as usize..],
             played,
             reply,
         })

@@ -65,8 +65,12 @@ pub fn build_batch_with(
         } else {
             root_mix
         };
-        let result = match sample.cut_position {
-            Some(end) if max_length == MaxLengthTarget::Material => {
+        let cut = match max_length {
+            MaxLengthTarget::Material => sample.cut_position(),
+            _ => None,
+        };
+        let result = match cut {
+            Some(end) => {
                 let lead = material(&end, pos.turn()) - material(&end, !pos.turn());
                 if lead >= MATERIAL_MARGIN {
                     [1.0, 0.0, 0.0]
