@@ -77,18 +77,6 @@ pub fn gemm_strided(a: &PackedA, b: &[f32], ldb: usize, n: usize, c: &mut [f32],
     Arch::new().dispatch(Gemm { a, b, rows: Strided(ldb), n, c, accumulate });
 }
 
-/// `c [m × n] = a · b` where row `kk` of `b` starts at `row_starts[kk]`: e.g. the nine shifted
-/// windows of a padded board per input channel, so that a 3×3 convolution is one product.
-pub(crate) fn gemm_rows(a: &PackedA, b: &[f32], row_starts: &[usize], n: usize, c: &mut [f32]) {
-    assert!(
-        row_starts.len() == a.k
-            && row_starts.iter().all(|&start| start + n <= b.len())
-            && c.len() == a.m * n,
-        "gemm: buffer sizes"
-    );
-    Arch::new().dispatch(Gemm { a, b, rows: Table(row_starts), n, c, accumulate: false });
-}
-
 /// Where row `kk` of `b` starts.
 trait RowStart: Copy {
     fn start(self, kk: usize) -> usize;
@@ -105,34 +93,10 @@ impl RowStart for Strided {
     }
 }
 
-/// Rows where a table says.
-#[derive(Clone, Copy)]
-struct Table<'a>(&'a [usize]);
-
-impl RowStart for Table<'_> {
-    #[inline(always)]
-    fn start(self, kk: usize) -> usize {
-        self.0[kk]
-    }
-}
-
 /// [`gemm_strided`] on a given instruction set (tests cover every one the CPU has).
 #[cfg(test)]
 fn gemm_with<S: Simd>(simd: S, a: &PackedA, b: &[f32], ldb: usize, n: usize, c: &mut [f32]) {
     simd.vectorize(Gemm { a, b, rows: Strided(ldb), n, c, accumulate: false });
-}
-
-/// [`gemm_rows`] on a given instruction set.
-#[cfg(test)]
-fn gemm_rows_with<S: Simd>(
-    simd: S,
-    a: &PackedA,
-    b: &[f32],
-    row_starts: &[usize],
-    n: usize,
-    c: &mut [f32],
-) {
-    simd.vectorize(Gemm { a, b, rows: Table(row_starts), n, c, accumulate: false });
 }
 
 struct Gemm<'a, R> {
@@ -509,23 +473,6 @@ mod tests {
             if let Some(simd) = pulp::x86::V3::try_new() {
                 let mut other = vec![f32::NAN; m * n];
                 gemm_with(simd, &packed, &b, n, n, &mut other);
-                assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
-            }
-            // Rows from a table: b's rows in reverse order against a with reversed columns.
-            let reversed: Vec<f32> = (0..m * k).map(|i| a[(i / k) * k + (k - 1 - i % k)]).collect();
-            let starts: Vec<usize> = (0..k).map(|kk| (k - 1 - kk) * n).collect();
-            let mut other = vec![f32::NAN; m * n];
-            gemm_rows(&PackedA::new(&reversed, m, k), &b, &starts, n, &mut other);
-            assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
-            // The same on AVX2 and scalar .
-            let mut other = vec![f32::NAN; m * n];
-            let packed_reversed = PackedA::new(&reversed, m, k);
-            gemm_rows_with(pulp::Scalar::new(), &packed_reversed, &b, &starts, n, &mut other);
-            assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
-            #[cfg(target_arch = "x86_64")]
-            if let Some(simd) = pulp::x86::V3::try_new() {
-                let mut other = vec![f32::NAN; m * n];
-                gemm_rows_with(simd, &packed_reversed, &b, &starts, n, &mut other);
                 assert!(other.iter().zip(&c).all(|(x, y)| (x - y).abs() < 1e-4));
             }
             // A window of columns 1..n of `b` (row stride n), added to what `c` holds.

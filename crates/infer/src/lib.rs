@@ -18,6 +18,7 @@
 //!
 //! Outputs equal Burn's `Net::forward` in eval mode to within 1e-4 (tested).
 
+mod direct;
 pub mod error;
 pub mod evaluator;
 pub mod gemm;

@@ -14,9 +14,9 @@
 //! value     1×1 conv + bias, ReLU → [nb][C·64] → linear, ReLU → linear           [n, 3]
 //! ```
 //!
-//! 3×3 convolutions run as Winograd F(4×4, 3×3) products, or for chunks of at most
-//! [`DIRECT_MAX_CHUNK`] positions as one direct product over the padded board. Batch norm is
-//! folded into each convolution's weights and bias at load (`weights`).
+//! 3×3 convolutions run as Winograd F(4×4, 3×3) products. Chunks of few positions take the
+//! small-batch path instead (`small`, [`takes_small_path`]). Batch norm is folded into each
+//! convolution's weights and bias at load (`weights`).
 
 use std::path::Path;
 
@@ -26,7 +26,7 @@ use atomzero_nn::burn::store::{ModuleSnapshot, SafetensorsStore};
 use atomzero_nn::{DeviceKind, Net, NetConfig, NetMetadata};
 
 use crate::error::InferError;
-use crate::gemm::{PackedA, gemm, gemm_rows};
+use crate::gemm::{PackedA, gemm};
 pub use crate::small::takes_small_path;
 use crate::small::{SmallNet, SmallWorkspace};
 use crate::weights::{self, ConvWeights, DenseWeights, NetWeights};
@@ -35,19 +35,12 @@ use crate::winograd::{self, Epilogue, TILE_POINTS, TILES};
 /// Default positions per chunk of a forward pass (measured: see the crate README).
 pub const CHUNK: usize = 32;
 
-/// Chunks of at most this many positions run their 3×3 convolutions directly (one product
-/// whose right side is the nine shifted windows of each channel's board) instead
-/// of Winograd, whose products would have only `4 · nb` columns (measured: see the README).
-pub const DIRECT_MAX_CHUNK: usize = 4;
-
-/// A 3×3 convolution: its weights in the Winograd domain (`u[ξ]`, `c_out × c_in` each) and
-/// as the direct `c_out × 9 c_in` matrix (column `i · 9 + tap`).
+/// A 3×3 convolution: its weights in the Winograd domain (`u[ξ]`, `c_out × c_in` each).
 #[derive(Clone, Debug)]
 struct Conv3x3 {
     c_in: usize,
     c_out: usize,
     u: Vec<PackedA>,
-    direct: PackedA,
     bias: Vec<f32>,
 }
 
@@ -59,46 +52,13 @@ impl Conv3x3 {
             c_in: w.c_in,
             c_out: w.c_out,
             u: u.chunks_exact(per).map(|a| PackedA::new(a, w.c_out, w.c_in)).collect(),
-            direct: PackedA::new(&w.weight, w.c_out, 9 * w.c_in),
             bias: w.bias.clone(),
         }
     }
 
-    /// `input [c_in][64][nb]` → `scratch.m`: the Winograd products, or for small chunks the
-    /// direct convolution on the padded board. [`Conv3x3::finish`] may then overwrite `input`.
+    /// `input [c_in][64][nb]` → `scratch.m`: the Winograd products. [`Conv3x3::finish`] may
+    /// then overwrite `input`.
     fn products(&self, input: &[f32], nb: usize, scratch: &mut Scratch) {
-        if nb <= DIRECT_MAX_CHUNK {
-            // Three copies of each channel's board, shifted by kx − 1 columns (zero where that
-            // leaves the board) and padded by a zero row above and below: [3][c_in][10 × 8][nb].
-            // Tap (ky, kx) of output square p = 8y + x reads copy kx at row y + ky, i.e. the
-            // 64-square window starting at row ky: every product column is an output square.
-            let stride = self.c_in * 80 * nb; // between copies
-            let shifted = sized(&mut scratch.v, 3 * stride);
-            shifted.fill(0.0);
-            for kx in 0..3 {
-                let copy = &mut shifted[kx * stride..(kx + 1) * stride];
-                for (dst, src) in copy.chunks_exact_mut(80 * nb).zip(input.chunks_exact(64 * nb)) {
-                    for row in 0..8 {
-                        // Output column x reads input column x + kx − 1.
-                        let (x_lo, x_hi) = (usize::from(kx == 0), 8 - usize::from(kx == 2));
-                        let (from, to) =
-                            ((row * 8 + x_lo + kx - 1) * nb, ((row + 1) * 8 + x_lo) * nb);
-                        let len = (x_hi - x_lo) * nb;
-                        dst[to..to + len].copy_from_slice(&src[from..from + len]);
-                    }
-                }
-            }
-            let columns = 64 * nb;
-            let m = sized(&mut scratch.m, self.c_out * columns);
-            // Row i · 9 + ky · 3 + kx of the product's right side.
-            scratch.rows.clear();
-            scratch.rows.extend((0..9 * self.c_in).map(|row| {
-                let (i, ky, kx) = (row / 9, (row % 9) / 3, row % 3);
-                kx * stride + (i * 80 + ky * 8) * nb
-            }));
-            gemm_rows(&self.direct, shifted, &scratch.rows, columns, m);
-            return;
-        }
         let columns = TILES * nb;
         let v = sized(&mut scratch.v, TILE_POINTS * self.c_in * columns);
         let m = sized(&mut scratch.m, TILE_POINTS * self.c_out * columns);
@@ -120,16 +80,6 @@ impl Conv3x3 {
     /// The output of the last [`Conv3x3::products`], plus bias, through `epilogue`, into
     /// `out [c_out][64][nb]`.
     fn finish(&self, nb: usize, epilogue: Epilogue, out: &mut [f32], scratch: &mut Scratch) {
-        if nb <= DIRECT_MAX_CHUNK {
-            let columns = 64 * nb;
-            let m = &scratch.m[..self.c_out * columns];
-            for ((dst, src), &b) in
-                out.chunks_exact_mut(columns).zip(m.chunks_exact(columns)).zip(&self.bias)
-            {
-                winograd::apply_epilogue(src, b, epilogue, dst);
-            }
-            return;
-        }
         let m = &scratch.m[..TILE_POINTS * self.c_out * TILES * nb];
         let tmp = sized(&mut scratch.tmp, TILE_POINTS * nb);
         winograd::output_transform(m, self.c_out, nb, &self.bias, epilogue, out, tmp);
@@ -478,7 +428,6 @@ fn squeeze_excite(
 /// Scratch of the Winograd convolutions.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
-    rows: Vec<usize>,
     v: Vec<f32>,
     m: Vec<f32>,
     tmp: Vec<f32>,

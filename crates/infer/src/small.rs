@@ -16,6 +16,7 @@
 
 use atomzero_encoding::{POLICY_PLANES, POLICY_SIZE};
 
+use crate::direct::DirectConv;
 use crate::gemm::gemm_rm;
 use crate::weights::{ConvWeights, DenseWeights, NetWeights};
 use crate::winograd::{
@@ -28,7 +29,7 @@ use crate::winograd::{
 /// Winograd weights (36 · F² floats a convolution) are used by too few tiles to stay cheap, and
 /// there it wins only at 2 to 4 positions.
 pub fn takes_small_path(nb: usize, filters: usize) -> bool {
-    if filters <= 96 { (1..=16).contains(&nb) } else { (2..=4).contains(&nb) }
+    if filters <= 96 { (1..=16).contains(&nb) } else { (1..=4).contains(&nb) }
 }
 
 /// A 3×3 convolution: `Uᵀ[ξ]` (`c_in × c_out` each, row-major) and the bias.
@@ -38,7 +39,14 @@ struct Conv3 {
     c_out: usize,
     ut: Vec<f32>,
     bias: Vec<f32>,
+    /// Wide convolutions at one position run directly ([`DIRECT_MIN_FILTERS`]).
+    direct: Option<DirectConv>,
 }
+
+/// Convolutions with at least this many output channels run one position directly
+/// ([`crate::direct`]) instead of as Winograd products, whose `36 · c_in · c_out` weights four
+/// tiles use too little (measured: crate README).
+const DIRECT_MIN_FILTERS: usize = 97;
 
 impl Conv3 {
     fn new(w: &ConvWeights) -> Conv3 {
@@ -52,7 +60,9 @@ impl Conv3 {
                 }
             }
         }
-        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone() }
+        let direct =
+            (w.c_out >= DIRECT_MIN_FILTERS).then(|| DirectConv::new(&w.weight, w.c_out, w.c_in));
+        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone(), direct }
     }
 
     /// `input [nb][64][c_in]` → `out [nb][64][c_out]` through `epilogue` (the residual's skip
@@ -65,6 +75,28 @@ impl Conv3 {
         out: &mut [f32],
         s: &mut Scratch,
     ) {
+        if let (1, Some(direct)) = (nb, &self.direct) {
+            let m = sized(&mut s.m, 64 * self.c_out);
+            direct.forward(input, m, &mut s.zeros);
+            for (dst, src) in out.chunks_exact_mut(self.c_out).zip(m.chunks_exact(self.c_out)) {
+                match epilogue {
+                    Epilogue::Linear => {
+                        dst.iter_mut().zip(src).zip(&self.bias).for_each(|((d, &v), &b)| *d = v + b)
+                    }
+                    Epilogue::Relu => dst
+                        .iter_mut()
+                        .zip(src)
+                        .zip(&self.bias)
+                        .for_each(|((d, &v), &b)| *d = (v + b).max(0.0)),
+                    Epilogue::ResidualRelu => dst
+                        .iter_mut()
+                        .zip(src)
+                        .zip(&self.bias)
+                        .for_each(|((d, &v), &b)| *d = (v + b + *d).max(0.0)),
+                }
+            }
+            return;
+        }
         let rows = TILES * nb;
         let v = sized(&mut s.v, TILE_POINTS * rows * self.c_in);
         input_transform_rows(input, self.c_in, nb, v);
@@ -145,6 +177,7 @@ pub(crate) struct SmallNet {
 struct Scratch {
     v: Vec<f32>,
     m: Vec<f32>,
+    zeros: Vec<f32>,
 }
 
 /// Buffers of the small-batch path (part of a `Workspace`).

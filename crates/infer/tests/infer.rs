@@ -188,11 +188,12 @@ fn tiny_net_matches_burn() {
 
 #[test]
 fn wide_net_matches_burn_on_every_path() {
-    // 100 filters: the direct convolution at 1 position, the small-batch path at 4 and 5 and
-    // the main path at 8 and 13.
+    // 100 filters: the small-batch path's direct convolution at 1 position, its Winograd
+    // products at 4, and the main path at 5, 8 and 13.
     let config = NetConfig { blocks: 1, filters: 100, se_ratio: 4, ..NetConfig::tiny() };
-    assert!(!atomzero_infer::net::takes_small_path(1, 100));
+    assert!(atomzero_infer::net::takes_small_path(1, 100));
     assert!(atomzero_infer::net::takes_small_path(4, 100));
+    assert!(!atomzero_infer::net::takes_small_path(5, 100));
     check_against_burn(&config, 4);
 }
 
