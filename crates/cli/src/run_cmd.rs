@@ -45,6 +45,10 @@ pub struct RunArgs {
     /// Local mirror of a run in an object store (default: ~/.cache/atomzero/runs/...).
     #[arg(long)]
     cache: Option<PathBuf>,
+    /// Generation 0 of a new run: this network (a path, or `shipped`) instead of random
+    /// weights, to continue or fine-tune it; its architecture must be the config's.
+    #[arg(long, value_name = "MODEL")]
+    init: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +70,10 @@ pub struct TrainerArgs {
     /// Local mirror of a run in an object store (default: ~/.cache/atomzero/runs/...).
     #[arg(long)]
     cache: Option<PathBuf>,
+    /// Generation 0 of a new run: this network (a path, or `shipped`) instead of random
+    /// weights, to continue or fine-tune it; its architecture must be the config's.
+    #[arg(long, value_name = "MODEL")]
+    init: Option<String>,
     /// Seconds between two looks for new shards while waiting for workers.
     #[arg(long, default_value_t = 2.0)]
     poll: f64,
@@ -300,7 +308,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         args.max_minutes,
         "run --dir",
     )?;
-    announce_after_create(&dir, &config, new_run_config, Selfplay::InProcess)
+    let init = init_path(args.init.as_deref())?;
+    announce_after_create(&dir, &config, new_run_config, Selfplay::InProcess, init)
+}
+
+/// The file of `--init` (`shipped`: the network embedded in the binary).
+fn init_path(spec: Option<&str>) -> Result<Option<PathBuf>> {
+    Ok(match spec {
+        None => None,
+        Some(crate::shipped::SPEC) => Some(crate::shipped::path()?),
+        Some(path) => Some(PathBuf::from(path)),
+    })
 }
 
 /// [`resolve_config`], then checks the config's device before anything is written.
@@ -323,6 +341,7 @@ fn announce_after_create(
     config: &Config,
     new_run_config: Option<String>,
     selfplay: Selfplay,
+    init: Option<PathBuf>,
 ) -> Result<ExitCode> {
     let workers = matches!(selfplay, Selfplay::Workers { .. });
     announce(dir, config, new_run_config.is_some(), workers)?;
@@ -333,6 +352,7 @@ fn announce_after_create(
             new_run_config,
             selfplay,
             interrupted: interrupt_flag(),
+            init,
         },
     )
 }
@@ -347,7 +367,8 @@ pub fn trainer(args: TrainerArgs) -> Result<ExitCode> {
         "trainer --run",
     )?;
     let poll = Duration::try_from_secs_f64(args.poll.max(0.1)).context("--poll")?;
-    announce_after_create(&dir, &config, new_run_config, Selfplay::Workers { poll })
+    let init = init_path(args.init.as_deref())?;
+    announce_after_create(&dir, &config, new_run_config, Selfplay::Workers { poll }, init)
 }
 
 pub fn worker(args: WorkerArgs) -> Result<ExitCode> {

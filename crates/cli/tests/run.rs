@@ -533,3 +533,59 @@ fn a_bomb_run_is_rated_by_a_gauntlet_against_random_and_greedy() {
     assert!(out.join("ratings.csv").is_file());
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+#[test]
+fn init_starts_a_new_run_from_a_given_network_and_only_a_new_run() {
+    let tmp = temp_dir("init");
+    // Every candidate promoted, so that generation 1 is a trained network in models/.
+    let config = tmp.join("promote.toml");
+    let body = std::fs::read_to_string(ci_config()).unwrap().replacen(
+        "gate_games = 4",
+        "gate_games = 0",
+        1,
+    );
+    assert!(body.contains("gate_games = 0"));
+    std::fs::write(&config, body).unwrap();
+    let (a, b, c) = (tmp.join("a"), tmp.join("b"), tmp.join("c"));
+    let cfg = config.to_str().unwrap();
+    let o = run(&["run", "--config", cfg, "--dir", a.to_str().unwrap(), "--generations", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let trained = a.join("models/000001.safetensors");
+    let random = std::fs::read(a.join("models/000000.safetensors")).unwrap();
+    let weights = std::fs::read(&trained).unwrap();
+    assert!(random != weights, "generation 1 was trained");
+
+    // Generation 0 of the new run is the given network, not the seed's random weights.
+    let init = trained.to_str().unwrap();
+    let b_s = b.to_str().unwrap();
+    let args = ["run", "--config", cfg, "--dir", b_s, "--generations", "1", "--init", init];
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("generation 0 is the network"), "{}", text(&o.stdout));
+    // The same tensors (the header's metadata map may list its keys in another order).
+    let data = |bytes: &[u8]| {
+        bytes[8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize..].to_vec()
+    };
+    let gen0 = std::fs::read(b.join("models/000000.safetensors")).unwrap();
+    assert!(gen0.len() == weights.len() && data(&gen0) == data(&weights), "generation 0 differs");
+    let sidecar = std::fs::read_to_string(b.join("models/000000.json")).unwrap();
+    assert!(sidecar.contains("000001.safetensors"), "the parent is recorded: {sidecar}");
+
+    // A run past generation 0 refuses it (extending the budget with it is a mistake).
+    let o = run(&["run", "--dir", b_s, "--generations", "2", "--init", init]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("new run"), "{}", text(&o.stderr));
+
+    // A network of another architecture is refused before the run directory gets a config.
+    let other = tmp.join("wide.toml");
+    let body = std::fs::read_to_string(&config).unwrap().replacen("filters = 8", "filters = 4", 1);
+    assert!(body.contains("filters = 4"));
+    std::fs::write(&other, body).unwrap();
+    let c_s = c.to_str().unwrap();
+    let o = run(&["run", "--config", other.to_str().unwrap(), "--dir", c_s, "--init", init]);
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(err.contains("initial network") && err.contains("filters"), "{err}");
+    assert!(!c.join("config.toml").exists());
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

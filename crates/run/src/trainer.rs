@@ -65,6 +65,10 @@ pub struct TrainerOptions {
     pub selfplay: Selfplay,
     /// Set on Ctrl-C: the current step finishes, everything finished is kept.
     pub interrupted: Arc<AtomicBool>,
+    /// Generation 0 of a new run is this network (its architecture must be the config's)
+    /// instead of random weights from the seed: a run that continues or fine-tunes a net
+    /// (lc0's and KataGo's initial weights). Refused for a run past generation 0.
+    pub init: Option<PathBuf>,
 }
 
 /// How [`run`] ended.
@@ -97,7 +101,12 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
     let config = &options.config;
     config.validate()?;
     // Check the device before writing anything.
-    config.device()?.device().map_err(|e| RunError::Config(e.to_string()))?;
+    let device = config.device()?.device().map_err(|e| RunError::Config(e.to_string()))?;
+    if let Some(path) = &options.init {
+        // An initial network that does not fit the config is refused before anything is written.
+        atomzero_nn::load_with_config(path, &config.net, &device)
+            .map_err(|e| RunError::Network(format!("initial network: {e}")))?;
+    }
     let root = dir.local_root().to_path_buf();
     if dir.is_remote() {
         std::fs::create_dir_all(&root).map_err(io(&root))?;
@@ -135,6 +144,13 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         Some((state, version)) => (state, Some(version)),
         None => (RunState::new(), None),
     };
+    if options.init.is_some() && state_version.is_some() && state.stage != Stage::Init {
+        return Err(RunError::Config(format!(
+            "an initial network names generation 0 of a new run; {} is at generation {}",
+            dir.describe(layout::STATE),
+            state.generation
+        )));
+    }
     let tensorboard = match EventWriter::create(&dir.local(layout::TENSORBOARD)) {
         Ok(w) => Some(w),
         Err(e) => {
@@ -162,6 +178,7 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         manifests: BTreeMap::new(),
         lr_drop_reported: false,
         inspected: BTreeMap::new(),
+        init: options.init.clone(),
     };
     match generations.run()? {
         Ok(()) => {
@@ -206,6 +223,8 @@ struct Generations<'a> {
     lr_drop_reported: bool,
     /// Worker shards looked at while waiting (they never change).
     inspected: BTreeMap<String, Inspected>,
+    /// Generation 0's weights for a new run (`None`: random from the seed).
+    init: Option<PathBuf>,
 }
 
 impl Generations<'_> {
@@ -350,7 +369,8 @@ impl Generations<'_> {
         Ok(())
     }
 
-    /// Generation 0: the initial network (random weights from the seed), best.json.
+    /// Generation 0: the initial network (random weights from the seed, or the `init`
+    /// network's), best.json.
     fn init(&mut self) -> Result<()> {
         let name = model_name(0);
         let key = model_key(&name);
@@ -359,13 +379,31 @@ impl Generations<'_> {
             let path = self.dir.local(&key);
             let device =
                 self.config.device()?.device().map_err(|e| RunError::Config(e.to_string()))?;
-            device.seed(self.config.seed);
-            let net =
-                self.config.net.init(&device).map_err(|e| RunError::Network(e.to_string()))?;
+            let (net, parent) = match &self.init {
+                Some(init) => {
+                    let (net, _) =
+                        atomzero_nn::load_with_config(init, &self.config.net, &device)
+                            .map_err(|e| RunError::Network(format!("initial network: {e}")))?;
+                    self.observer.line(&format!(
+                        "generation 0 is the network {} (not random weights)",
+                        init.display()
+                    ));
+                    (net, Some(init.display().to_string()))
+                }
+                None => {
+                    device.seed(self.config.seed);
+                    let net = self
+                        .config
+                        .net
+                        .init(&device)
+                        .map_err(|e| RunError::Network(e.to_string()))?;
+                    (net, None)
+                }
+            };
             let provenance = Provenance {
                 variant: self.config.variant.clone(),
                 training_step: 0,
-                parent: None,
+                parent,
                 belief: None,
             };
             net.save(&path, &provenance).map_err(|e| RunError::Network(e.to_string()))?;
