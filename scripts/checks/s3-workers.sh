@@ -3,7 +3,7 @@
 # server mode (pinned in scripts/requirements.txt), on a free loopback port.
 #
 # 1. Creates a bucket and checks that the server honours conditional writes (If-None-Match
-#    and If-Match, also under 16 racing writers): the run relies on them.
+#    and If-Match; the racing-writers count is reported, moto does not serialise them).
 # 2. Starts one `atomzero trainer` and two `atomzero worker`s on s3://atomzero-ci/run with a
 #    test-sized config (configs/ci.toml, 3 generations of 16 games); kills one worker with
 #    SIGKILL once it has uploaded a shard, and starts another.
