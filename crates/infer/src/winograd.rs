@@ -330,9 +330,9 @@ impl WithSimd for InputRows<'_> {
                 let row = (b * TILES + tile) * c;
                 for c0 in (0..c).step_by(S::F32_LANES) {
                     let width = S::F32_LANES.min(c - c0);
-                    // t = Bᵀ d, column by column (built whole: a zeroed array of 36
-                    // vectors would be a memset per tile).
-                    let columns: [[S::f32s; 6]; 6] = std::array::from_fn(|j| {
+                    // t = Bᵀ d, column by column.
+                    let mut t = [[zero; 6]; 6];
+                    for j in 0..6 {
                         let x = x0 + j as isize;
                         let d: [S::f32s; 6] = std::array::from_fn(|i| {
                             let y = y0 + i as isize;
@@ -343,13 +343,13 @@ impl WithSimd for InputRows<'_> {
                                 zero
                             }
                         });
-                        bt6(s, d)
-                    });
+                        for (t_row, value) in t.iter_mut().zip(bt6(s, d)) {
+                            t_row[j] = value;
+                        }
+                    }
                     // V = t B, row by row.
-                    #[allow(clippy::needless_range_loop)] // row i of the transpose
-                    for i in 0..6 {
-                        let t_row: [S::f32s; 6] = std::array::from_fn(|j| columns[j][i]);
-                        let out = bt6(s, t_row);
+                    for (i, t_row) in t.iter().enumerate() {
+                        let out = bt6(s, *t_row);
                         for (j, &value) in out.iter().enumerate() {
                             let at = (i * 6 + j) * stride + row + c0;
                             store(s, &mut v[at..], width, value);
@@ -402,18 +402,19 @@ impl WithSimd for OutputRows<'_> {
                 for c0 in (0..c).step_by(S::F32_LANES) {
                     let width = S::F32_LANES.min(c - c0);
                     let b_vec = load(s, &bias[c0..], width);
-                    // t = Aᵀ M, column by column (4 × 6, built whole: no memset).
-                    let columns: [[S::f32s; 4]; 6] = std::array::from_fn(|j| {
+                    // t = Aᵀ M, column by column (4 × 6).
+                    let mut t = [[zero; 6]; 4];
+                    for j in 0..6 {
                         let column: [S::f32s; 6] = std::array::from_fn(|i| {
                             load(s, &m[(i * 6 + j) * stride + row + c0..], width)
                         });
-                        at4(s, column)
-                    });
+                        for (t_row, value) in t.iter_mut().zip(at4(s, column)) {
+                            t_row[j] = value;
+                        }
+                    }
                     // Y = t A, row by row, then bias and epilogue.
-                    #[allow(clippy::needless_range_loop)] // row i of the transpose
-                    for i in 0..4 {
-                        let t_row: [S::f32s; 6] = std::array::from_fn(|j| columns[j][i]);
-                        let y = at4(s, t_row);
+                    for (i, t_row) in t.iter().enumerate() {
+                        let y = at4(s, *t_row);
                         for (j, &value) in y.iter().enumerate() {
                             let at = ((row0 + i) * 8 + col0 + j) * c + c0;
                             let dst = &mut board[at..];
