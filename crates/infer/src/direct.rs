@@ -68,6 +68,8 @@ pub(crate) struct DirectConv {
     c_out: usize,
     w: Vec<f32>,
     groups: Vec<Group>,
+    /// `c_in` zeros: the input row of an off-board tap.
+    zeros: Vec<f32>,
 }
 
 impl DirectConv {
@@ -81,33 +83,19 @@ impl DirectConv {
                 }
             }
         }
-        DirectConv { c_in, c_out, w, groups: groups() }
+        DirectConv { c_in, c_out, w, groups: groups(), zeros: vec![0.0; c_in] }
     }
 
-    /// `out [64][c_out] = conv(input [64][c_in])` (no bias); `zeros` is scratch of at least
-    /// `c_in` values.
-    pub(crate) fn forward(&self, input: &[f32], out: &mut [f32], zeros: &mut Vec<f32>) {
-        self.forward_on(Arch::new(), input, out, zeros);
+    /// `out [64][c_out] = conv(input [64][c_in])` (no bias).
+    pub(crate) fn forward(&self, input: &[f32], out: &mut [f32]) {
+        self.forward_on(Arch::new(), input, out);
     }
 
     /// [`DirectConv::forward`] with the instruction set of `arch` (tests pass each one).
-    fn forward_on<A: Dispatch>(
-        &self,
-        arch: A,
-        input: &[f32],
-        out: &mut [f32],
-        zeros: &mut Vec<f32>,
-    ) {
+    fn forward_on<A: Dispatch>(&self, arch: A, input: &[f32], out: &mut [f32]) {
         let (c_in, c_out) = (self.c_in, self.c_out);
         assert!(input.len() >= 64 * c_in && out.len() >= 64 * c_out, "direct conv: buffer sizes");
-        zeros.clear();
-        zeros.resize(c_in, 0.0);
-        arch.run(Direct {
-            conv: self,
-            input: &input[..64 * c_in],
-            zeros,
-            out: &mut out[..64 * c_out],
-        });
+        arch.run(Direct { conv: self, input: &input[..64 * c_in], out: &mut out[..64 * c_out] });
     }
 }
 
@@ -139,7 +127,6 @@ impl Dispatch for pulp::x86::V3 {
 struct Direct<'a> {
     conv: &'a DirectConv,
     input: &'a [f32],
-    zeros: &'a [f32],
     out: &'a mut [f32],
 }
 
@@ -155,7 +142,8 @@ impl WithSimd for Direct<'_> {
 
 #[inline(always)]
 fn run<S: Simd, const NV: usize>(simd: S, op: Direct<'_>) {
-    let Direct { conv, input, zeros, out } = op;
+    let Direct { conv, input, out } = op;
+    let zeros = &conv.zeros[..];
     let (c_out, lanes) = (conv.c_out, S::F32_LANES);
     for group in &conv.groups {
         let mut j = 0;
@@ -267,11 +255,7 @@ mod tests {
 
     #[test]
     fn direct_convolution_equals_the_naive_one_on_every_instruction_set() {
-        let mut state = 11u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        };
+        let mut next = crate::gemm::tests::uniform(11);
         // Widths with full blocks, single vectors and partial vectors on AVX-512 and AVX2.
         for (c_in, c_out) in [(1, 1), (22, 128), (128, 128), (7, 40), (16, 73), (32, 32), (5, 200)]
         {
@@ -279,22 +263,21 @@ mod tests {
             let input: Vec<f32> = (0..64 * c_in).map(|_| next()).collect();
             let want = naive(&weight, &input, c_out, c_in);
             let conv = DirectConv::new(&weight, c_out, c_in);
-            let mut zeros = Vec::new();
             let check = |got: &[f32], what: &str| {
                 for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                     assert!((g - w).abs() < 1e-3, "{what} {c_in}->{c_out} at {i}: {g} vs {w}");
                 }
             };
             let mut out = vec![f32::NAN; 64 * c_out];
-            conv.forward(&input, &mut out, &mut zeros);
+            conv.forward(&input, &mut out);
             check(&out, "dispatched");
             let mut out = vec![f32::NAN; 64 * c_out];
-            conv.forward_on(pulp::Scalar::new(), &input, &mut out, &mut zeros);
+            conv.forward_on(pulp::Scalar::new(), &input, &mut out);
             check(&out, "scalar");
             #[cfg(target_arch = "x86_64")]
             if let Some(simd) = pulp::x86::V3::try_new() {
                 let mut out = vec![f32::NAN; 64 * c_out];
-                conv.forward_on(simd, &input, &mut out, &mut zeros);
+                conv.forward_on(simd, &input, &mut out);
                 check(&out, "avx2");
             }
         }

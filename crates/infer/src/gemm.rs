@@ -422,16 +422,21 @@ impl WithSimd for RowMajor<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A seeded generator of values uniform in [−1, 1) (a 64-bit LCG), for the crate's tests.
+    pub(crate) fn uniform(seed: u64) -> impl FnMut() -> f32 {
+        let mut state = seed;
+        move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        }
+    }
 
     #[test]
     fn gemm_equals_naive_product_for_awkward_sizes() {
-        let mut state = 7u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        };
+        let mut next = uniform(7);
         // Last blocks of every height from 1 to 12 rows (each has its own register block).
         for (m, k, n) in [
             (1, 1, 1),

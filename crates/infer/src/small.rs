@@ -77,7 +77,7 @@ impl Conv3 {
     ) {
         if let (1, Some(direct)) = (nb, &self.direct) {
             let m = sized(&mut s.m, 64 * self.c_out);
-            direct.forward(input, m, &mut s.zeros);
+            direct.forward(input, m);
             for (dst, src) in out.chunks_exact_mut(self.c_out).zip(m.chunks_exact(self.c_out)) {
                 match epilogue {
                     Epilogue::Linear => {
@@ -177,7 +177,6 @@ pub(crate) struct SmallNet {
 struct Scratch {
     v: Vec<f32>,
     m: Vec<f32>,
-    zeros: Vec<f32>,
 }
 
 /// Buffers of the small-batch path (part of a `Workspace`).

@@ -692,11 +692,7 @@ mod tests {
     /// transform (a sign, an index or a coefficient wrong breaks the equality).
     #[test]
     fn adjoints_are_the_transposes_of_the_transforms() {
-        let mut state = 99u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        };
+        let mut next = crate::gemm::tests::uniform(99);
         let dot = |a: &[f32], b: &[f32]| -> f64 {
             a.iter().zip(b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum()
         };
