@@ -32,7 +32,14 @@ pub fn run(args: UciArgs) -> Result<()> {
     };
     engine.options.start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
     engine.options.model = match args.model {
-        Some(model) => Some(model),
+        // A network named on the command line must load: an engine that silently fell back
+        // to uniform priors would lose every game of a match without saying why (lc0 also
+        // refuses to start without its weights). `setoption name Model` keeps the fallback.
+        Some(model) => {
+            models::load(&model.to_string_lossy(), 0, device)
+                .map_err(|e| anyhow!("--model {}: cannot load: {e:#}", model.display()))?;
+            Some(model)
+        }
         None => Some(crate::shipped::path()?),
     };
     let loader = move |path: &Path, _threads: usize| {

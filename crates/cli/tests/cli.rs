@@ -72,6 +72,11 @@ fn bad_input_is_one_line_and_exit_code_2() {
         (vec!["perft", "--depth", "99"], "too large"),
         (vec!["perft", "--variant", "crazyhouse", "--depth", "1"], "valid: atomic, nocheckatomic"),
         (vec!["perft", "--suite", "/nonexistent/suite.perft"], "cannot read suite"),
+        // A network named on the command line must load (no silent uniform-prior engine).
+        (
+            vec!["uci", "--model", "/nonexistent/net.safetensors"],
+            "--model /nonexistent/net.safetensors: cannot load",
+        ),
     ] {
         let o = atomzero(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -316,6 +321,21 @@ fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
     assert!(out.lines().any(|l| l.starts_with("bestmove ")), "{out}");
     let nets: Vec<_> = std::fs::read_dir(cache.join("nets")).unwrap().collect();
     assert_eq!(nets.len(), 1);
+}
+
+#[test]
+fn uci_refuses_a_model_without_its_sidecar_instead_of_playing_uniform() {
+    // Weights copied without their `.json` sidecar: the engine must say so and exit, not
+    // start and play pure MCTS (a match against it would be lost without a word).
+    let dir = temp_dir("uci-no-sidecar");
+    let weights = dir.join("net.safetensors");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../../nets/atomic.safetensors"), &weights)
+        .unwrap();
+    let o = atomzero(&["uci", "--model", weights.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("cannot load") && err.contains("net.json"), "{err}");
+    assert!(!stdout(&o).contains("id name"), "{}", stdout(&o));
 }
 
 #[test]
