@@ -31,19 +31,26 @@ pub fn run(args: UciArgs) -> Result<()> {
         ..EngineConfig::default()
     };
     engine.options.start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
+    // A network named on the command line must load: an engine that silently fell back to
+    // uniform priors would lose every game of a match without saying why (lc0 also refuses
+    // to start without its weights). `setoption name Model` keeps the fallback. The network
+    // loaded here is the one the engine's first load of that path gets.
+    let mut preloaded = None;
     engine.options.model = match args.model {
-        // A network named on the command line must load: an engine that silently fell back
-        // to uniform priors would lose every game of a match without saying why (lc0 also
-        // refuses to start without its weights). `setoption name Model` keeps the fallback.
         Some(model) => {
-            models::load(&model.to_string_lossy(), 0, device)
+            let loaded = models::load(&model.to_string_lossy(), 0, device)
                 .map_err(|e| anyhow!("--model {}: cannot load: {e:#}", model.display()))?;
+            preloaded = Some((model.clone(), loaded));
             Some(model)
         }
         None => Some(crate::shipped::path()?),
     };
     let loader = move |path: &Path, _threads: usize| {
-        models::load(&path.to_string_lossy(), 0, device)
+        let loaded = match preloaded.take() {
+            Some((preloaded_path, m)) if preloaded_path == path => Ok(m),
+            _ => models::load(&path.to_string_lossy(), 0, device),
+        };
+        loaded
             .map(|m| LoadedModel::new(m.evaluator).with_history(m.history))
             .map_err(|e| ModelLoadError::new(format!("{e:#}")))
     };
