@@ -11,9 +11,10 @@
 //! is left and subtracting the overhead keeps the clock positive in fast games such as 1+0.1:
 //! with 200 ms left and a 100 ms increment the engine thinks ~32 ms and gets 100 ms back.
 //!
-//! **`movetime t`**: `max(t − overhead, 0.9 · t)`: a fixed time a move has no clock to lose,
-//! so short move times are used nearly whole (Stockfish spends all of it); the overhead only
-//! trims long ones. With a clock too, the smaller budget wins.
+//! **`movetime t`**: `max(t − overhead, 0.98 · t)`: a fixed time a move has no clock to lose,
+//! so a move time is used nearly whole, as Stockfish spends all of it (at 0.1 s a move the
+//! engine thinks 98 ms; the search stops within one network call of its budget and answers at
+//! once). The overhead trims only long move times. With a clock too, the smaller budget wins.
 //!
 //! **Nodes**: `go nodes n` searches `n` playouts; `go depth d` (MCTS has no depth iterations)
 //! is a budget of `100 · d²` playouts; otherwise the `Nodes` option, when above 0, is the
@@ -37,6 +38,8 @@ pub const INCREMENT_SHARE: f64 = 0.75;
 pub const MAX_SHARE_OF_REMAINING: f64 = 0.5;
 /// Playouts per `go depth` unit squared.
 pub const NODES_PER_DEPTH_SQUARED: u64 = 100;
+/// The least share of a `go movetime` spent searching.
+pub const MOVETIME_SHARE: f64 = 0.98;
 
 /// When a search must end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,7 +112,7 @@ pub fn clock_budget(
 /// The budget for `go movetime` (milliseconds; negative counts as 0).
 pub fn movetime_budget(movetime_ms: i64, overhead: Duration) -> Duration {
     let movetime = Duration::from_millis(movetime_ms.max(0) as u64);
-    movetime.saturating_sub(overhead).max(movetime.mul_f64(0.9))
+    movetime.saturating_sub(overhead).max(movetime.mul_f64(MOVETIME_SHARE))
 }
 
 #[cfg(test)]
@@ -155,10 +158,12 @@ mod tests {
         assert_eq!((with_nodes.nodes, with_nodes.budget.map(ms)), (Some(800), Some(58)));
         let go = GoParams { movetime: Some(1000), depth: Some(5), ..GoParams::default() };
         let limits = SearchLimits::from_go(&go, Color::White, 800, OVERHEAD);
-        assert_eq!((limits.nodes, limits.budget.map(ms)), (Some(2500), Some(950)));
-        // Short move times are used nearly whole (not halved by the 50 ms overhead).
-        assert_eq!(movetime_budget(60, OVERHEAD), Duration::from_millis(54));
-        assert_eq!(movetime_budget(100, OVERHEAD), Duration::from_millis(90));
+        assert_eq!((limits.nodes, limits.budget.map(ms)), (Some(2500), Some(980)));
+        // Move times are used nearly whole (not halved by the 50 ms overhead); the overhead
+        // trims only long ones.
+        assert_eq!(movetime_budget(60, OVERHEAD), Duration::from_micros(58_800));
+        assert_eq!(movetime_budget(100, OVERHEAD), Duration::from_millis(98));
+        assert_eq!(movetime_budget(10_000, OVERHEAD), Duration::from_millis(9_950));
         let go = GoParams { infinite: true, nodes: Some(5), ..GoParams::default() };
         let limits = SearchLimits::from_go(&go, Color::White, 0, OVERHEAD);
         assert_eq!(limits, SearchLimits { infinite: true, ..SearchLimits::default() });
