@@ -40,6 +40,11 @@ pub struct SearchConfig {
     /// it the search sees every one-move threat against a king as soon as it reaches the
     /// position that allows it.
     pub instant_wins: bool,
+    /// Play the root child with the highest lower confidence bound, `z` = this many standard
+    /// errors of its value, rather than simply the most visited one ([`crate::lcb`]; KataGo
+    /// plays with 5); 0 disables. It changes only [`crate::Search::best_move`] (and the PV
+    /// that starts with it), never the search.
+    pub lcb_stdevs: f32,
 }
 
 impl Default for SearchConfig {
@@ -57,6 +62,7 @@ impl Default for SearchConfig {
             gumbel: None,
             forced_playouts: 0.0,
             instant_wins: false,
+            lcb_stdevs: 0.0,
         }
     }
 }

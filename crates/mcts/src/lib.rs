@@ -10,6 +10,7 @@
 //! - [`gumbel`]: Gumbel root search with sequential halving and the improved policy
 //!   (`softmax(logit + σ(completed Q))`) as the training target, as an alternative to PUCT
 //!   at the root (`SearchConfig::gumbel`).
+//! - [`lcb`]: the move to play by lower confidence bound (`SearchConfig::lcb_stdevs`).
 //! - [`pimc`]: the bomb variant's search under hidden information: Perfect-Information Monte
 //!   Carlo over worlds drawn from a player's information set and belief ([`Pimc`]), each
 //!   searched by a [`Search`].
@@ -17,6 +18,7 @@
 pub mod config;
 pub mod evaluator;
 pub mod gumbel;
+pub mod lcb;
 pub mod pimc;
 pub mod rng;
 mod root;

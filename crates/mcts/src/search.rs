@@ -9,6 +9,7 @@
 use crate::config::SearchConfig;
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
 use crate::gumbel::{self, ActionStats};
+use crate::lcb::{self, RootSample};
 use crate::rng::Rng;
 use crate::root::{RootChild, RootInputs, RootPick};
 use crate::tree::{Edge, EdgeId, Edges, Expansion, NO_NODE, Node, NodeId, Proven, flip_wdl};
@@ -106,6 +107,9 @@ pub struct Search {
     root_positions: Vec<Position>,
     /// Gumbel root search state (unused without `config.gumbel`).
     gumbel: GumbelRoot,
+    /// The values this search's visits backed up through each root child, in edge order
+    /// (kept only with `config.lcb_stdevs` > 0; reset with the root's children).
+    root_samples: Vec<RootSample>,
 }
 
 /// The state of a Gumbel root search (see [`crate::gumbel`]): a search begins when the root
@@ -171,6 +175,7 @@ impl Search {
             root_children: RootInputs::default(),
             root_positions: Vec::new(),
             gumbel: GumbelRoot { simulations: DEFAULT_GUMBEL_SIMULATIONS, ..GumbelRoot::default() },
+            root_samples: Vec::new(),
         }
     }
 
@@ -716,6 +721,14 @@ impl Search {
     /// Adds `wdl` (for the player who moved into the last node of `path`) to every node of the
     /// path, flipping the point of view at each level.
     fn backup(&mut self, path: &[NodeId], mut wdl: [f32; 3], virtual_loss: bool) {
+        if self.config.lcb_stdevs > 0.0 && path.len() >= 2 {
+            // The value the root child (`path[1]`) gets: flipped once per ply above the leaf.
+            let at_child = if path.len().is_multiple_of(2) { wdl } else { flip_wdl(wdl) };
+            let k = path[1].wrapping_sub(self.nodes[0].first_child) as usize;
+            if let Some(sample) = self.root_samples.get_mut(k) {
+                sample.add(at_child[0] - at_child[2]);
+            }
+        }
         for &id in path.iter().rev() {
             let node = &mut self.nodes[id as usize];
             node.visits += 1;
@@ -1019,13 +1032,31 @@ impl Search {
     }
 
     /// The move to play: a proven win if there is one, else the most visited move that is not
-    /// a proven loss (ties broken by value).
+    /// a proven loss (ties broken by value) or, with [`SearchConfig::lcb_stdevs`] > 0, the
+    /// move [`lcb::select`] prefers to it.
     pub fn best_move(&self) -> Option<Move> {
         if let Some((win, _)) = self.root_edges().find(|(_, c)| c.proven == Proven::Win) {
             return Some(win.mv);
         }
         let key = |c: &Node| (c.proven != Proven::Loss, c.visits, ordered(c.q()));
-        self.root_edges().max_by_key(|(_, c)| key(c)).map(|(e, _)| e.mv)
+        let (best, (edge, child)) =
+            self.root_edges().enumerate().max_by_key(|(_, (_, c))| key(c))?;
+        if self.config.lcb_stdevs <= 0.0 || child.proven == Proven::Loss {
+            return Some(edge.mv);
+        }
+        let candidates: Vec<lcb::Candidate> = self
+            .root_edges()
+            .enumerate()
+            .map(|(i, (_, c))| lcb::Candidate {
+                q: if c.proven == Proven::Draw { 0.0 } else { c.q() },
+                // A proven loss never competes (0 visits are below any share).
+                visits: if c.proven == Proven::Loss { 0 } else { c.visits },
+                sample: self.root_samples.get(i).copied().unwrap_or_default(),
+                exact: c.proven == Proven::Draw,
+            })
+            .collect();
+        let pick = lcb::select(&candidates, best, self.config.lcb_stdevs);
+        self.root_edges().nth(pick).map(|(e, _)| e.mv)
     }
 
     /// Samples a root move with probability ∝ visits^(1/temperature) among moves that are not
@@ -1208,6 +1239,10 @@ impl Search {
                 .map(|(e, c)| RootChild::new(e.prior, c, virtual_loss)),
         );
         self.root_children = inputs;
+        self.root_samples.clear();
+        if self.config.lcb_stdevs > 0.0 && expanded {
+            self.root_samples.resize(self.nodes[0].n_edges as usize, RootSample::default());
+        }
         let mut positions = std::mem::take(&mut self.root_positions);
         positions.clear();
         if expanded {
@@ -1327,6 +1362,46 @@ mod tests {
     use super::*;
     use crate::evaluator::RandomEvaluator;
     use atomzero_rules::Variant;
+
+    #[test]
+    fn lcb_samples_are_each_root_childs_visits_of_this_search() {
+        let game = Game::new(Position::new(Variant::Atomic));
+        let config = SearchConfig { lcb_stdevs: 5.0, ..SearchConfig::default().without_noise() };
+        let mut search = Search::new(&game, config, 3);
+        search.run(&RandomEvaluator { seed: 3 }, 400, 4);
+        let check = |search: &Search| {
+            let root = &search.nodes[0];
+            assert_eq!(search.root_samples.len(), root.n_edges as usize);
+            for (i, (_, child)) in search.root_edges().enumerate() {
+                let sample = search.root_samples[i];
+                assert_eq!(sample.n, child.visits, "child {i}");
+                let sum = child.win_loss_sum[0] - child.win_loss_sum[1];
+                assert!((sample.sum - f64::from(sum)).abs() < 1e-3, "child {i}: {sample:?}");
+            }
+        };
+        check(&search);
+        // After tree reuse the new root's children start a fresh sample.
+        let m = search.best_move().unwrap();
+        let reply = search.root_position().play(m).unwrap().legal_moves()[0];
+        search.advance(m);
+        search.advance(reply);
+        assert!(search.root_samples.iter().all(|s| s.n == 0));
+        search.run(&RandomEvaluator { seed: 3 }, search.root_visits() + 200, 4);
+        let fresh: u32 = search.root_samples.iter().map(|s| s.n).sum();
+        assert!(fresh >= 200, "{fresh}");
+        // Without LCB nothing is kept.
+        let mut plain = Search::new(&game, SearchConfig::default().without_noise(), 3);
+        plain.run(&RandomEvaluator { seed: 3 }, 100, 4);
+        assert!(plain.root_samples.is_empty());
+        check(&search_fresh(&game));
+    }
+
+    fn search_fresh(game: &Game) -> Search {
+        let config = SearchConfig { lcb_stdevs: 1.0, ..SearchConfig::default().without_noise() };
+        let mut search = Search::new(game, config, 5);
+        search.run(&RandomEvaluator { seed: 5 }, 300, 1);
+        search
+    }
 
     /// The textbook two-pass PUCT selection the one-pass `select_edge` must agree with.
     fn reference_select(search: &Search, parent: NodeId) -> EdgeId {

@@ -231,3 +231,32 @@ fn instant_wins_prove_a_move_that_allows_a_king_explosion_lost_without_evaluatin
         assert!(c.proven == Proven::Unknown || c.visits > 1, "{}", pos.uci(c.mv));
     }
 }
+
+#[test]
+fn lcb_selection_plays_the_best_valued_well_visited_child() {
+    // With a vanishing margin the lower bound is the mean: the move played is the best-valued
+    // child among those with at least 15% of the most visited one's visits, and with the
+    // option off it is the most visited. Random values make the two differ in some searches.
+    let mut differed = 0;
+    for seed in 0..8 {
+        let game = Game::new(Position::new(Variant::Atomic));
+        let config = SearchConfig { lcb_stdevs: 1e-4, ..SearchConfig::default().without_noise() };
+        let mut lcb = Search::new(&game, config, seed);
+        lcb.run(&RandomEvaluator { seed }, 600, 8);
+        let stats = lcb.root_child_stats();
+        let most = stats.iter().map(|c| c.visits).max().unwrap();
+        let value = |c: &atomzero_mcts::ChildStats| c.wdl[0] - c.wdl[2];
+        let expected = stats
+            .iter()
+            .filter(|c| c.visits as f64 >= 0.15 * most as f64)
+            .max_by(|a, b| value(a).total_cmp(&value(b)))
+            .unwrap();
+        assert_eq!(lcb.best_move(), Some(expected.mv), "seed {seed}");
+        let mut plain = Search::new(&game, SearchConfig::default().without_noise(), seed);
+        plain.run(&RandomEvaluator { seed }, 600, 8);
+        let most_visited = stats.iter().find(|c| c.visits == most).unwrap().mv;
+        assert_eq!(plain.best_move(), Some(most_visited), "seed {seed}: the search changed");
+        differed += usize::from(expected.mv != most_visited);
+    }
+    assert!(differed > 0, "LCB never chose another move than the most visited");
+}

@@ -126,9 +126,9 @@ pub struct EngineConfig {
     /// from the command line).
     pub options: Options,
     /// Search settings. Root noise is always switched off; `history` is replaced by the
-    /// loaded model's, `c_init`, `fpu_reduction` and `fpu_reduction_root` by the `CPuct`,
-    /// `FpuReduction` and `FpuReductionAtRoot` options
-    /// (the largest batch of leaves is the `MinibatchSize` option).
+    /// loaded model's, `c_init`, `fpu_reduction`, `fpu_reduction_root` and `lcb_stdevs` by the
+    /// `CPuct`, `FpuReduction`, `FpuReductionAtRoot` and `LcbStdevs` options (the largest batch
+    /// of leaves is the `MinibatchSize` option).
     pub search: SearchConfig,
     /// Seed of the search's random numbers.
     pub seed: u64,
@@ -445,12 +445,14 @@ impl Engine {
         }
     }
 
-    /// The search settings: the engine's, with the `CPuct` and `FpuReduction` options.
+    /// The search settings: the engine's, with the `CPuct`, `FpuReduction` and `LcbStdevs`
+    /// options.
     fn search_config(&self) -> SearchConfig {
         SearchConfig {
             c_init: self.options.cpuct,
             fpu_reduction: self.options.fpu_reduction,
             fpu_reduction_root: self.options.fpu_reduction_root,
+            lcb_stdevs: self.options.lcb_stdevs,
             ..self.config.search
         }
     }

@@ -19,6 +19,7 @@
 //! | `FpuReduction` | string (number) | first-play urgency below the root: an unvisited child's value is the parent's minus this times the square root of the visited prior mass |
 //! | `FpuReductionAtRoot` | string (number) | the same at the root |
 //! | `PolicyTemperature` | string (number) | softmax temperature of the network's priors (lc0's `PolicySoftmaxTemp`): above 1 the search spreads wider |
+//! | `LcbStdevs` | string (number) | play the root move with the highest lower confidence bound of its value, this many standard errors below its mean (KataGo's `lcbStdevs`), instead of the most visited one; 0 = most visited |
 
 use atomzero_mcts::SearchConfig;
 use atomzero_rules::{Start, Variant};
@@ -64,6 +65,8 @@ pub enum OptionId {
     FpuReductionAtRoot,
     /// `PolicyTemperature`.
     PolicyTemperature,
+    /// `LcbStdevs`.
+    LcbStdevs,
 }
 
 /// The range of a `spin` option.
@@ -77,7 +80,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 15] = [
+    pub const ALL: [OptionId; 16] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -93,6 +96,7 @@ impl OptionId {
         OptionId::FpuReduction,
         OptionId::FpuReductionAtRoot,
         OptionId::PolicyTemperature,
+        OptionId::LcbStdevs,
     ];
 
     /// The name GUIs use.
@@ -113,6 +117,7 @@ impl OptionId {
             OptionId::FpuReduction => "FpuReduction",
             OptionId::FpuReductionAtRoot => "FpuReductionAtRoot",
             OptionId::PolicyTemperature => "PolicyTemperature",
+            OptionId::LcbStdevs => "LcbStdevs",
         }
     }
 
@@ -134,6 +139,9 @@ impl OptionId {
             OptionId::FpuReduction => "first-play urgency reduction below the root",
             OptionId::FpuReductionAtRoot => "first-play urgency reduction at the root",
             OptionId::PolicyTemperature => "softmax temperature of the network's priors",
+            OptionId::LcbStdevs => {
+                "standard errors of the lower confidence bound the move is chosen by (0: most visited)"
+            }
         }
     }
 
@@ -189,6 +197,8 @@ pub struct Options {
     pub fpu_reduction_root: f32,
     /// `PolicyTemperature`.
     pub policy_temperature: f32,
+    /// `LcbStdevs`.
+    pub lcb_stdevs: f32,
 }
 
 impl Default for Options {
@@ -209,6 +219,7 @@ impl Default for Options {
             fpu_reduction: SearchConfig::default().fpu_reduction,
             fpu_reduction_root: SearchConfig::default().fpu_reduction_root,
             policy_temperature: DEFAULT_POLICY_TEMPERATURE,
+            lcb_stdevs: SearchConfig::default().lcb_stdevs,
         }
     }
 }
@@ -298,6 +309,9 @@ impl Options {
                         "option name {name} type string default {}",
                         self.policy_temperature
                     ),
+                    OptionId::LcbStdevs => {
+                        format!("option name {name} type string default {}", self.lcb_stdevs)
+                    }
                     OptionId::Model => {
                         let default = self
                             .model
@@ -374,6 +388,7 @@ impl Options {
             OptionId::FpuReduction => self.fpu_reduction = number(0.0, 10.0)?,
             OptionId::FpuReductionAtRoot => self.fpu_reduction_root = number(0.0, 10.0)?,
             OptionId::PolicyTemperature => self.policy_temperature = number(0.1, 10.0)?,
+            OptionId::LcbStdevs => self.lcb_stdevs = number(0.0, 100.0)?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,
@@ -410,6 +425,7 @@ mod tests {
         assert!(lines.iter().any(|l| l == "option name FpuReduction type string default 0.25"));
         assert!(lines.iter().any(|l| l == "option name FpuReductionAtRoot type string default 0"));
         assert!(lines.iter().any(|l| l == "option name PolicyTemperature type string default 1.8"));
+        assert!(lines.iter().any(|l| l == "option name LcbStdevs type string default 0"));
     }
 
     #[test]
@@ -450,6 +466,9 @@ mod tests {
         o.set("PolicyTemperature", Some("1.5")).unwrap();
         assert_eq!(o.policy_temperature, 1.5);
         assert!(o.set("PolicyTemperature", Some("0")).is_err());
+        o.set("LcbStdevs", Some("5")).unwrap();
+        assert_eq!(o.lcb_stdevs, 5.0);
+        assert!(o.set("LcbStdevs", Some("-1")).is_err());
     }
 
     #[test]
