@@ -278,6 +278,8 @@ impl Options {
             .map(|id| {
                 let name = id.uci_name();
                 let check = |b: bool| format!("option name {name} type check default {b}");
+                // Numbers are `string` options (UCI's spin is integers only).
+                let number = |v: f32| format!("option name {name} type string default {v}");
                 let spin = |v: u64| {
                     let r = id.range().unwrap_or(SpinRange { min: 0, max: u64::MAX });
                     format!("option name {name} type spin default {v} min {} max {}", r.min, r.max)
@@ -301,23 +303,11 @@ impl Options {
                     OptionId::MultiPv => spin(self.multipv),
                     OptionId::MoveOverhead => spin(self.move_overhead_ms),
                     OptionId::MinibatchSize => spin(self.minibatch_size),
-                    OptionId::CPuct => {
-                        format!("option name {name} type string default {}", self.cpuct)
-                    }
-                    OptionId::FpuReduction => {
-                        format!("option name {name} type string default {}", self.fpu_reduction)
-                    }
-                    OptionId::FpuReductionAtRoot => format!(
-                        "option name {name} type string default {}",
-                        self.fpu_reduction_root
-                    ),
-                    OptionId::PolicyTemperature => format!(
-                        "option name {name} type string default {}",
-                        self.policy_temperature
-                    ),
-                    OptionId::LcbStdevs => {
-                        format!("option name {name} type string default {}", self.lcb_stdevs)
-                    }
+                    OptionId::CPuct => number(self.cpuct),
+                    OptionId::FpuReduction => number(self.fpu_reduction),
+                    OptionId::FpuReductionAtRoot => number(self.fpu_reduction_root),
+                    OptionId::PolicyTemperature => number(self.policy_temperature),
+                    OptionId::LcbStdevs => number(self.lcb_stdevs),
                     OptionId::Model => {
                         let default = self
                             .model
