@@ -45,6 +45,11 @@ pub struct SearchConfig {
     /// plays with 5); 0 disables. It changes only [`crate::Search::best_move`] (and the PV
     /// that starts with it), never the search.
     pub lcb_stdevs: f32,
+    /// Prove leaves by short forced lines before evaluating them ([`crate::tactics`]): 2 marks
+    /// a leaf whose every move lets the opponent explode the king at once as lost (two plies),
+    /// 3 also a leaf whose side to move has a threat nothing parries as won (three plies);
+    /// 0 (or 1) checks nothing beyond [`SearchConfig::instant_wins`].
+    pub tactics: u8,
 }
 
 impl Default for SearchConfig {
@@ -63,6 +68,7 @@ impl Default for SearchConfig {
             forced_playouts: 0.0,
             instant_wins: false,
             lcb_stdevs: 0.0,
+            tactics: 0,
         }
     }
 }

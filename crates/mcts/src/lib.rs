@@ -23,6 +23,7 @@ pub mod pimc;
 pub mod rng;
 mod root;
 pub mod search;
+pub mod tactics;
 pub mod tree;
 
 pub use config::{GumbelConfig, SearchConfig};

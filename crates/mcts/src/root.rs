@@ -274,7 +274,7 @@ mod tests {
                     0..=2 => {}
                     _ => {
                         node.visits = rng.below(5) as u32;
-                        node.in_flight = rng.below(2) as u32;
+                        node.in_flight = rng.below(2) as u16;
                         // Few distinct values: ties are common.
                         node.win_loss_sum = [node.visits as f32 * 0.5, rng.below(2) as f32];
                         node.proven = match kind {

@@ -12,6 +12,7 @@ use crate::gumbel::{self, ActionStats};
 use crate::lcb::{self, RootSample};
 use crate::rng::Rng;
 use crate::root::{RootChild, RootInputs, RootPick};
+use crate::tactics;
 use crate::tree::{Edge, EdgeId, Edges, Expansion, NO_NODE, Node, NodeId, Proven, flip_wdl};
 use atomzero_rules::{Game, Move, MoveList, Outcome, Position};
 
@@ -96,6 +97,8 @@ pub struct Search {
     max_depth: usize,
     /// Reused buffers of `walk`, boxed so that taking them out is a pointer move.
     scratch: Option<Box<Scratch>>,
+    /// Buffers of the leaf checks of [`crate::tactics`].
+    tactics: Option<Box<tactics::Scratch>>,
     /// The arenas of the previous tree, kept so `advance` reuses their memory.
     spare: (Vec<Node>, Edges),
     /// The selection inputs of the root's children, one per root edge in edge order (none
@@ -171,6 +174,7 @@ impl Search {
             n_pending: 0,
             max_depth: 0,
             scratch: None,
+            tactics: None,
             spare: (Vec::new(), Edges::default()),
             root_children: RootInputs::default(),
             root_positions: Vec::new(),
@@ -234,6 +238,8 @@ impl Search {
     /// Walks ending in terminal or proven positions are backed up at once (they count as
     /// visits). Stops early on a collision with a leaf already waiting.
     pub fn gather(&mut self, max_leaves: usize) -> &[Leaf] {
+        // A node's in-flight count is at most the leaves of one gather (`Node::in_flight`).
+        let max_leaves = max_leaves.min(usize::from(u16::MAX));
         let mut leaves = std::mem::take(&mut self.pending);
         let mut attempts = 0;
         while self.n_pending < max_leaves && attempts < max_leaves * 4 + 4 {
@@ -407,6 +413,7 @@ impl Search {
                         let node = &mut self.nodes[id as usize];
                         node.expansion = Expansion::Terminal;
                         node.proven = proven;
+                        node.plies = 0;
                         if id == 0 {
                             return Walk::Nothing;
                         }
@@ -423,7 +430,20 @@ impl Search {
                         let node = &mut self.nodes[id as usize];
                         node.expansion = Expansion::Terminal;
                         node.proven = Proven::Loss;
+                        node.plies = 1;
                         self.backup(path, Proven::Loss.wdl().unwrap_or([0.0, 0.0, 1.0]), false);
+                        self.propagate_proof(path);
+                        return Walk::Exact;
+                    }
+                    if id != 0
+                        && let Some((proven, plies)) =
+                            self.leaf_tactics(&pos, &leaf.moves, path_hashes)
+                    {
+                        let node = &mut self.nodes[id as usize];
+                        node.expansion = Expansion::Terminal;
+                        node.proven = proven;
+                        node.plies = plies;
+                        self.backup(path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
                         self.propagate_proof(path);
                         return Walk::Exact;
                     }
@@ -491,16 +511,24 @@ impl Search {
     /// side to move, so the others are skipped: counted back from two plies ago, in steps of
     /// two, while within the half-move clock (the path's positions first, then the game's).
     fn repetitions(&self, pos: &Position, path_hashes: &[u64]) -> usize {
+        self.repetitions_after(pos, path_hashes, &[])
+    }
+
+    /// [`Search::repetitions`] of a position reached by a short `line` from the end of the path
+    /// (`line`: the hashes of the positions after the path's, most recent last).
+    fn repetitions_after(&self, pos: &Position, path_hashes: &[u64], line: &[u64]) -> usize {
         let window = pos.halfmoves() as usize;
         let hash = pos.hash();
         let (path, game) = (path_hashes, &self.game_hashes);
         let mut count = 0;
         let mut back = 2;
         while back <= window {
-            let earlier = if back <= path.len() {
-                path[path.len() - back]
+            let earlier = if back <= line.len() {
+                line[line.len() - back]
+            } else if back - line.len() <= path.len() {
+                path[path.len() - (back - line.len())]
             } else {
-                match game.len().checked_sub(back - path.len()) {
+                match game.len().checked_sub(back - line.len() - path.len()) {
                     Some(i) => game[i],
                     None => break,
                 }
@@ -509,6 +537,42 @@ impl Search {
             back += 2;
         }
         count
+    }
+
+    /// Whether a position reached by a short `line` below the path is scored as a draw (as
+    /// [`Search::terminal`] scores a non-root position with moves).
+    fn is_drawn_after(&self, pos: &Position, path_hashes: &[u64], line: &[u64]) -> bool {
+        pos.is_insufficient_material() || pos.halfmoves() >= 100 || {
+            let repetitions = self.repetitions_after(pos, path_hashes, line);
+            repetitions >= 2 || (self.config.twofold_draw && repetitions >= 1)
+        }
+    }
+
+    /// The short forced lines of [`crate::tactics`] at a new leaf (not the root), per
+    /// [`SearchConfig::tactics`]: the leaf's proof for the player who moved into it, and its
+    /// plies to the end.
+    fn leaf_tactics(
+        &mut self,
+        pos: &Position,
+        moves: &MoveList,
+        path_hashes: &[u64],
+    ) -> Option<(Proven, u16)> {
+        if self.config.tactics < 2 {
+            return None;
+        }
+        let mut scratch = self.tactics.take().unwrap_or_default();
+        let drawn = |p: &Position, line: &[u64]| self.is_drawn_after(p, path_hashes, line);
+        let found = if tactics::loses_in_two(pos, moves, &drawn, &mut scratch) {
+            Some((Proven::Win, 2))
+        } else if self.config.tactics >= 3
+            && tactics::wins_in_three(pos, moves, &drawn, &mut scratch).is_some()
+        {
+            Some((Proven::Loss, 3))
+        } else {
+            None
+        };
+        self.tactics = Some(scratch);
+        found
     }
 
     /// The exact result of a position for the player who moved into it, if the game is over.
@@ -741,32 +805,54 @@ impl Search {
         }
     }
 
-    /// After the last node of `path` became proven, proves its ancestors where possible.
+    /// After the last node of `path` became proven, proves its ancestors where possible, each
+    /// with its distance to the end ([`Node::plies`]): one more than the winning child's for
+    /// a parent whose side to move wins, one more than the longest of its lost children's for
+    /// a parent whose every move loses.
     fn propagate_proof(&mut self, path: &[NodeId]) {
         for window in path.windows(2).rev() {
             let (parent, child) = (window[0] as usize, window[1] as usize);
             if self.nodes[parent].proven != Proven::Unknown {
                 break;
             }
-            let proven = if self.nodes[child].proven == Proven::Win {
-                Proven::Loss
+            let (proven, plies) = if self.nodes[child].proven == Proven::Win {
+                (Proven::Loss, self.nodes[child].plies)
             } else {
                 let node = &self.nodes[parent];
-                let proofs = (0..node.n_edges as usize).map(|i| self.stats(node, i).proven);
-                if proofs.clone().all(|p| p != Proven::Unknown) {
-                    if proofs.into_iter().any(|p| p == Proven::Draw) {
-                        Proven::Draw
+                let children = (0..node.n_edges as usize).map(|i| self.stats(node, i));
+                if children.clone().all(|c| c.proven != Proven::Unknown) {
+                    if children.clone().any(|c| c.proven == Proven::Draw) {
+                        (Proven::Draw, 0)
                     } else {
-                        Proven::Win
+                        (Proven::Win, children.map(|c| c.plies).max().unwrap_or(0))
                     }
                 } else {
-                    Proven::Unknown
+                    (Proven::Unknown, 0)
                 }
             };
             if proven == Proven::Unknown {
                 break;
             }
-            self.nodes[parent].proven = proven;
+            let node = &mut self.nodes[parent];
+            node.proven = proven;
+            node.plies = plies.saturating_add(1);
+        }
+    }
+
+    /// The root's proven result for its side to move and the plies to the end of the game
+    /// under the play that proved it (see [`Node::plies`]); `None` while unproven or drawn.
+    ///
+    /// A root move that wins proves the root at once; a root whose every move loses is
+    /// proven once each of them is.
+    pub fn root_proof(&self) -> Option<(Proven, u16)> {
+        let root = &self.nodes[0];
+        // The quickest win among the root's moves (the root's own proof kept the first found).
+        let quickest =
+            self.root_edges().filter(|(_, c)| c.proven == Proven::Win).map(|(_, c)| c.plies).min();
+        match (root.proven.flip(), quickest) {
+            (Proven::Win, Some(plies)) => Some((Proven::Win, plies.saturating_add(1))),
+            (proven @ (Proven::Win | Proven::Loss), _) => Some((proven, root.plies)),
+            _ => None,
         }
     }
 
@@ -1031,11 +1117,13 @@ impl Search {
         }
     }
 
-    /// The move to play: a proven win if there is one, else the most visited move that is not
+    /// The move to play: the quickest proven win if there is one, else the most visited move that is not
     /// a proven loss (ties broken by value) or, with [`SearchConfig::lcb_stdevs`] > 0, the
     /// move [`lcb::select`] prefers to it.
     pub fn best_move(&self) -> Option<Move> {
-        if let Some((win, _)) = self.root_edges().find(|(_, c)| c.proven == Proven::Win) {
+        let wins = self.root_edges().filter(|(_, c)| c.proven == Proven::Win);
+        // The quickest proven win (the first in edge order on ties).
+        if let Some((win, _)) = wins.min_by_key(|(_, c)| c.plies) {
             return Some(win.mv);
         }
         let key = |c: &Node| (c.proven != Proven::Loss, c.visits, ordered(c.q()));
@@ -1403,7 +1491,7 @@ mod tests {
     fn reference_select(search: &Search, parent: NodeId) -> EdgeId {
         let config = &search.config;
         let p = &search.nodes[parent as usize];
-        let n_parent = (p.visits + p.in_flight) as f32;
+        let n_parent = p.in_tree() as f32;
         let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
         let c_sqrt_n = c * n_parent.max(1.0).sqrt();
         let stats = |i: usize| search.stats(p, i).clone();
@@ -1411,7 +1499,7 @@ mod tests {
             .edges
             .iter(p.edges())
             .enumerate()
-            .filter(|&(i, _)| stats(i).visits + stats(i).in_flight > 0)
+            .filter(|&(i, _)| stats(i).in_tree() > 0)
             .map(|(_, e)| e.prior)
             .sum();
         let reduction = if parent == 0 { config.fpu_reduction_root } else { config.fpu_reduction };
@@ -1421,7 +1509,7 @@ mod tests {
         for (i, edge) in search.edges.iter(p.edges()).enumerate() {
             let id = p.first_edge + i as EdgeId;
             let child = stats(i);
-            let n = (child.visits + child.in_flight) as f32;
+            let n = child.in_tree() as f32;
             let score = match child.proven {
                 Proven::Win => return id,
                 Proven::Loss => -1e6 + child.visits as f32 * 1e-3,

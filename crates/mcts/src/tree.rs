@@ -260,8 +260,13 @@ impl Edges {
 pub struct Node {
     /// Completed visits.
     pub visits: u32,
-    /// Visits gathered but not yet applied (virtual loss).
-    pub in_flight: u32,
+    /// Visits gathered but not yet applied (virtual loss); at most the leaves of one gather,
+    /// which `Search::gather` keeps below 2^16.
+    pub in_flight: u16,
+    /// For a proven node, the plies from its position to the end of the game under the
+    /// play that proved it (0 for a finished game; a proven win counts the quickest end found,
+    /// a proven loss the longest resistance); 0 while unproven.
+    pub plies: u16,
     /// Sums of the win and loss probabilities of all completed visits, for the player who
     /// moved into this position (each visit adds a WDL summing to 1, so the draw sum is
     /// `visits` minus both).
@@ -290,6 +295,7 @@ impl Node {
         Node {
             visits: 0,
             in_flight: 0,
+            plies: 0,
             win_loss_sum: [0.0; 2],
             first_edge: 0,
             first_child: NO_NODE,
@@ -304,7 +310,7 @@ impl Node {
     /// Visits completed or in flight.
     #[inline]
     pub fn in_tree(&self) -> u32 {
-        self.visits + self.in_flight
+        self.visits + u32::from(self.in_flight)
     }
 
     /// Whether selection treats the node as visited (a visit completed or in flight, or a

@@ -260,3 +260,44 @@ fn lcb_selection_plays_the_best_valued_well_visited_child() {
     }
     assert!(differed > 0, "LCB never chose another move than the most visited");
 }
+
+#[test]
+fn tactics_prove_a_threat_nothing_parries_and_report_its_distance() {
+    // 7... Qh4 threatens Qxf2 (the blast takes the e1 king) and nothing parries it:
+    // Fairy-Stockfish (depth 12) scores the position `mate 2` (d8h4 c2c3 h4f2), and after
+    // Qh4 `mate -1` for White. With `tactics` 2 the leaf after Qh4 is proven lost for White
+    // before any evaluation (every White move allows the explosion: two plies), so the root
+    // is proven a win in three plies after a handful of visits.
+    let fen = "rnbqkb1r/1p1p1ppp/p1p5/4p3/1n2PNP1/P2B4/1PPP1P1P/RNBQKR2 b Qkq - 0 7";
+    let pos = Position::from_fen(fen, Variant::Atomic).unwrap();
+    let base = SearchConfig { instant_wins: true, ..SearchConfig::default().without_noise() };
+    let run = |tactics: u8, visits: u32| {
+        let mut s = Search::new(&Game::new(pos), SearchConfig { tactics, ..base }, 4);
+        s.run(&UniformEvaluator, visits, 4);
+        s
+    };
+    let s = run(2, 2_000);
+    assert_eq!(s.root_proven(), Proven::Win);
+    assert_eq!(s.root_proof(), Some((Proven::Win, 3)));
+    assert_eq!(pos.uci(s.best_move().unwrap()), "d8h4");
+    let qh4 = s.root_child_stats().into_iter().find(|c| pos.uci(c.mv) == "d8h4").unwrap();
+    assert!(qh4.visits <= 2, "proven at its first visit: {} visits", qh4.visits);
+    assert!(s.root_visits() < 100, "{} visits", s.root_visits());
+    // Level 3 proves it too (its wins-in-three check runs below the root, not at it).
+    let s3 = run(3, 2_000);
+    assert_eq!(s3.root_proof(), Some((Proven::Win, 3)));
+    // White's side of it: every move loses in two.
+    let after = pos.play(s.best_move().unwrap()).unwrap();
+    let mut white = Search::new(&Game::new(after), SearchConfig { tactics: 2, ..base }, 5);
+    white.run(&UniformEvaluator, 500, 4);
+    assert_eq!(white.root_proof(), Some((Proven::Loss, 2)));
+    // Without tactics the one-move checks prove it too, but only once every White reply
+    // below Qh4 has been visited: many more playouts.
+    let plain = run(0, 2_000);
+    assert!(
+        plain.root_visits() > 5 * s.root_visits(),
+        "{} vs {}",
+        plain.root_visits(),
+        s.root_visits()
+    );
+}

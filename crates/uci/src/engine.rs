@@ -453,6 +453,7 @@ impl Engine {
             fpu_reduction: self.options.fpu_reduction,
             fpu_reduction_root: self.options.fpu_reduction_root,
             lcb_stdevs: self.options.lcb_stdevs,
+            tactics: u8::try_from(self.options.tactics).unwrap_or(u8::MAX),
             ..self.config.search
         }
     }

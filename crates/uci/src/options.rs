@@ -20,6 +20,7 @@
 //! | `FpuReductionAtRoot` | string (number) | the same at the root |
 //! | `PolicyTemperature` | string (number) | softmax temperature of the network's priors (lc0's `PolicySoftmaxTemp`): above 1 the search spreads wider |
 //! | `LcbStdevs` | string (number) | play the root move with the highest lower confidence bound of its value, this many standard errors below its mean (KataGo's `lcbStdevs`), instead of the most visited one (default 5); 0 = most visited |
+//! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
 
 use atomzero_mcts::SearchConfig;
 use atomzero_rules::{Start, Variant};
@@ -37,6 +38,9 @@ pub const DEFAULT_POLICY_TEMPERATURE: f32 = 1.8;
 /// move) scored 162 − 140 − 98 over 400 games, +19 ± 30 Elo: probably better, never clearly
 /// worse, and KataGo plays with it.
 pub const DEFAULT_LCB_STDEVS: f32 = 5.0;
+
+/// `Tactics`' default (see [`atomzero_mcts::tactics`]): off until a match says otherwise.
+pub const DEFAULT_TACTICS: u64 = 0;
 
 /// One UCI option.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -73,6 +77,8 @@ pub enum OptionId {
     PolicyTemperature,
     /// `LcbStdevs`.
     LcbStdevs,
+    /// `Tactics`.
+    Tactics,
 }
 
 /// The range of a `spin` option.
@@ -86,7 +92,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 16] = [
+    pub const ALL: [OptionId; 17] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -103,6 +109,7 @@ impl OptionId {
         OptionId::FpuReductionAtRoot,
         OptionId::PolicyTemperature,
         OptionId::LcbStdevs,
+        OptionId::Tactics,
     ];
 
     /// The name GUIs use.
@@ -124,6 +131,7 @@ impl OptionId {
             OptionId::FpuReductionAtRoot => "FpuReductionAtRoot",
             OptionId::PolicyTemperature => "PolicyTemperature",
             OptionId::LcbStdevs => "LcbStdevs",
+            OptionId::Tactics => "Tactics",
         }
     }
 
@@ -148,6 +156,7 @@ impl OptionId {
             OptionId::LcbStdevs => {
                 "standard errors of the lower confidence bound the move is chosen by (0: most visited)"
             }
+            OptionId::Tactics => "plies of forced king explosions proved at leaves (0, 2 or 3)",
         }
     }
 
@@ -160,6 +169,7 @@ impl OptionId {
             OptionId::MultiPv => Some(SpinRange { min: 1, max: 256 }),
             OptionId::MoveOverhead => Some(SpinRange { min: 0, max: 10_000 }),
             OptionId::MinibatchSize => Some(SpinRange { min: 1, max: 1024 }),
+            OptionId::Tactics => Some(SpinRange { min: 0, max: 3 }),
             _ => None,
         }
     }
@@ -205,6 +215,8 @@ pub struct Options {
     pub policy_temperature: f32,
     /// `LcbStdevs`.
     pub lcb_stdevs: f32,
+    /// `Tactics` ([`SearchConfig::tactics`]).
+    pub tactics: u64,
 }
 
 impl Default for Options {
@@ -226,6 +238,7 @@ impl Default for Options {
             fpu_reduction_root: SearchConfig::default().fpu_reduction_root,
             policy_temperature: DEFAULT_POLICY_TEMPERATURE,
             lcb_stdevs: DEFAULT_LCB_STDEVS,
+            tactics: DEFAULT_TACTICS,
         }
     }
 }
@@ -308,6 +321,7 @@ impl Options {
                     OptionId::FpuReductionAtRoot => number(self.fpu_reduction_root),
                     OptionId::PolicyTemperature => number(self.policy_temperature),
                     OptionId::LcbStdevs => number(self.lcb_stdevs),
+                    OptionId::Tactics => spin(self.tactics),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -385,6 +399,7 @@ impl Options {
             OptionId::FpuReductionAtRoot => self.fpu_reduction_root = number(0.0, 10.0)?,
             OptionId::PolicyTemperature => self.policy_temperature = number(0.1, 10.0)?,
             OptionId::LcbStdevs => self.lcb_stdevs = number(0.0, 100.0)?,
+            OptionId::Tactics => self.tactics = spin()?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,

@@ -5,10 +5,11 @@
 //! mapping `cp = 111.714640912 · tan(1.5620688421 · q)` (q = 0.5 is about +111 cp, q = 0.9 about
 //! +671 cp), clamped to ±[`MAX_CP`].
 //!
-//! **Mate**: when the MCTS-solver has proven the root a win or a loss, the principal variation
-//! is replayed; if it ends in a finished game won by the expected side, the score is
-//! `mate ±⌈plies / 2⌉` (the length of that proof line, not necessarily the shortest mate).
-//! Otherwise a proven result is reported as ±[`PROVEN_CP`]. A proven draw is `cp 0`.
+//! **Mate**: when the MCTS-solver has proven the root a win or a loss, the score is
+//! `mate ±⌈plies / 2⌉` from the distance the proof found ([`Search::root_proof`]: the length
+//! of that proof, not necessarily the shortest mate; short forced lines proved at leaves by
+//! `Tactics` count their plies). A proven root move scores ±[`PROVEN_CP`] in `MultiPV` lines.
+//! A proven draw is `cp 0`.
 //!
 //! **WDL** in permille (`wdl W D L`, summing to 1000), for the side to move.
 //!
@@ -17,7 +18,6 @@
 //! counted), **hashfull** the share of the tree's memory bound in use (permille).
 
 use atomzero_mcts::{ChildStats, Proven, Search};
-use atomzero_rules::Position;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -88,24 +88,16 @@ fn score_of(wdl: [f32; 3], proven: Proven) -> Score {
     }
 }
 
-/// The score of the root: a mate score when the root is proven and its principal variation
-/// `pv` ends in the proven result (see the module documentation).
-pub fn root_score(search: &Search, pv: &[atomzero_rules::Move]) -> Score {
-    let proven = search.root_proven();
-    let root = *search.root_position();
-    if matches!(proven, Proven::Win | Proven::Loss) && !pv.is_empty() {
-        let mut pos: Position = root;
-        for &m in pv {
-            pos.play_unchecked(m);
-        }
-        let winner = pos.outcome().and_then(|o| o.winner);
-        let expected = if proven == Proven::Win { root.turn() } else { !root.turn() };
-        if winner == Some(expected) {
-            let moves = pv.len().div_ceil(2).min(i32::MAX as usize) as i32;
-            return Score::Mate(if proven == Proven::Win { moves } else { -moves });
-        }
+/// The score of the root: a mate score when the root is proven, from the distance the
+/// solver proved ([`Search::root_proof`]; the length of the proof line, not necessarily the
+/// shortest mate): `mate N` when the side to move wins in `2N − 1` plies, `mate −N` when it
+/// is exploded or mated in `2N`. The principal variation is not needed.
+pub fn root_score(search: &Search, _pv: &[atomzero_rules::Move]) -> Score {
+    match search.root_proof() {
+        Some((Proven::Win, plies)) => Score::Mate(i32::from(plies.div_ceil(2).max(1))),
+        Some((Proven::Loss, plies)) => Score::Mate(-i32::from(plies / 2)),
+        _ => score_of(search.root_wdl(), search.root_proven()),
     }
-    score_of(search.root_wdl(), proven)
 }
 
 /// Counters of one search, for `info` lines.
@@ -178,7 +170,7 @@ pub fn info_lines(search: &Search, progress: &Progress, multipv: usize) -> Vec<S
 mod tests {
     use super::*;
     use atomzero_mcts::{SearchConfig, UniformEvaluator};
-    use atomzero_rules::{Game, Variant};
+    use atomzero_rules::{Game, Position, Variant};
 
     #[test]
     fn cp_mapping() {
