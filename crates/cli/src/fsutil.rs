@@ -34,8 +34,9 @@ pub fn check_writable(path: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let probe = dir.join(format!(".{name}.{}.probe", std::process::id()));
-    std::fs::File::create(&probe)
-        .with_context(|| format!("cannot write {} (its directory takes no new file)", path.display()))?;
+    std::fs::File::create(&probe).with_context(|| {
+        format!("cannot write {} (its directory takes no new file)", path.display())
+    })?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }

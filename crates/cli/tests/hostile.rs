@@ -81,7 +81,15 @@ fn train_names_every_corrupt_truncated_or_empty_shard_it_skips() {
     let dir = temp_dir("train-corrupt");
     let sp = dir.join("sp");
     let o = atomzero(&[
-        "selfplay", "--model", "random", "--games", "8", "--games-per-shard", "2", "--out", s(&sp),
+        "selfplay",
+        "--model",
+        "random",
+        "--games",
+        "8",
+        "--games-per-shard",
+        "2",
+        "--out",
+        s(&sp),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let shard = |i: usize| sp.join(format!("gen000000-{i:06}.shard"));
@@ -129,7 +137,9 @@ fn export_refuses_nan_weights_instead_of_laundering_them() {
         assert!(!o.status.success(), "{out:?} was written: {}", stdout(&o));
         let err = stderr(&o);
         assert!(
-            err.contains("non-finite") && err.contains("value_hidden.weight") && err.contains(s(&net)),
+            err.contains("non-finite")
+                && err.contains("value_hidden.weight")
+                && err.contains(s(&net)),
             "names the file and the tensor: {err}"
         );
         assert!(!out.exists() && !out.with_extension("json").exists(), "{out:?} exists");
@@ -170,7 +180,11 @@ fn a_sidecar_that_disagrees_with_its_weights_names_the_fields_not_a_burn_dump() 
     });
     let o = atomzero(&["export", "--model", s(&net), "--out", s(&out)]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("blocks: the weights have 4, the sidecar says 40"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("blocks: the weights have 4, the sidecar says 40"),
+        "{}",
+        stderr(&o)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -203,7 +217,13 @@ fn out_of_range_values_are_refused_with_their_name() {
         (&batch, "batches of 2000000000 needs at least"),
     ] {
         let o = atomzero(&[
-            "train", "--data", s(&dir), "--out", s(&dir.join("out")), "--config", s(config),
+            "train",
+            "--data",
+            s(&dir),
+            "--out",
+            s(&dir.join("out")),
+            "--config",
+            s(config),
         ]);
         assert!(!o.status.success());
         assert!(stderr(&o).contains(needle), "{}", stderr(&o));
@@ -222,19 +242,42 @@ fn opening_books_are_named_in_errors_and_a_byte_order_mark_is_not_a_bad_fen() {
     std::fs::write(&bom, "\u{feff}rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n")
         .unwrap();
     let o = atomzero(&[
-        "match", "--engine", "random", "--engine", "random", "--games", "2", "--openings", s(&bad),
+        "match",
+        "--engine",
+        "random",
+        "--engine",
+        "random",
+        "--games",
+        "2",
+        "--openings",
+        s(&bad),
     ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains(&format!("{}: line 2", s(&bad))), "{}", stderr(&o));
     let o = atomzero(&[
-        "match", "--engine", "random", "--engine", "random", "--games", "2", "--openings", s(&bom),
+        "match",
+        "--engine",
+        "random",
+        "--engine",
+        "random",
+        "--games",
+        "2",
+        "--openings",
+        s(&bom),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     // A config written with a byte-order mark reads too.
     let config = dir.join("bom.toml");
     std::fs::write(&config, "\u{feff}seed = 5\n").unwrap();
     let o = atomzero(&[
-        "match", "--engine", "random", "--engine", "random", "--games", "2", "--config",
+        "match",
+        "--engine",
+        "random",
+        "--engine",
+        "random",
+        "--games",
+        "2",
+        "--config",
         s(&config),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -245,10 +288,22 @@ fn opening_books_are_named_in_errors_and_a_byte_order_mark_is_not_a_bad_fen() {
 fn match_checks_its_pgn_output_before_playing() {
     let dir = temp_dir("pgn-dir");
     let o = atomzero(&[
-        "match", "--engine", "random", "--engine", "random", "--games", "4", "--pgn", s(&dir),
+        "match",
+        "--engine",
+        "random",
+        "--engine",
+        "random",
+        "--games",
+        "4",
+        "--pgn",
+        s(&dir),
     ]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("--pgn") && stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--pgn") && stderr(&o).contains("is a directory"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!stdout(&o).contains("Finished game"), "games were played: {}", stdout(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -292,7 +347,10 @@ fn uci_quotes_long_names_briefly_says_what_it_clamped_and_ignores_binary_garbage
         "Hash 0 is below its minimum 1: using 1",
         "MinibatchSize 100000 is above its maximum 1024: using 1024",
     ] {
-        assert!(out.lines().any(|l| l.starts_with("info string") && l.contains(note)), "{note}: {out}");
+        assert!(
+            out.lines().any(|l| l.starts_with("info string") && l.contains(note)),
+            "{note}: {out}"
+        );
     }
     assert!(out.contains("/tmp: is a directory, not a network"), "{out}");
     assert!(!out.contains("/tmp.json"), "{out}");

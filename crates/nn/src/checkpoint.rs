@@ -263,14 +263,20 @@ pub fn check_weights(path: &Path, bytes: &[u8], config: &NetConfig) -> Result<()
     let blocks = tensors
         .names()
         .iter()
-        .filter_map(|n| n.strip_prefix("tower.")?.strip_suffix(".first.conv.weight")?.parse::<usize>().ok())
+        .filter_map(|n| {
+            n.strip_prefix("tower.")?.strip_suffix(".first.conv.weight")?.parse::<usize>().ok()
+        })
         .max()
         .map_or(0, |b| b + 1);
     let mut differences = Vec::new();
     let mut field = |name: &'static str, found: Option<usize>, wanted: usize| {
         let found = found.map_or_else(|| "no such tensor".to_string(), |v| v.to_string());
         if found != wanted.to_string() {
-            differences.push(FieldDifference { field: name, file: found, wanted: wanted.to_string() });
+            differences.push(FieldDifference {
+                field: name,
+                file: found,
+                wanted: wanted.to_string(),
+            });
         }
     };
     field("blocks", Some(blocks), config.blocks);
@@ -570,7 +576,12 @@ impl fmt::Display for CheckpointError {
             CheckpointError::Architecture { path, differences } => {
                 let list: Vec<String> = differences
                     .iter()
-                    .map(|d| format!("{}: the weights have {}, the sidecar says {}", d.field, d.file, d.wanted))
+                    .map(|d| {
+                        format!(
+                            "{}: the weights have {}, the sidecar says {}",
+                            d.field, d.file, d.wanted
+                        )
+                    })
                     .collect();
                 write!(
                     f,

@@ -86,7 +86,8 @@ fn check(path: &Path, device: &atomzero_nn::burn::tensor::Device) -> bool {
         }
         Err(e) => {
             let text = e.to_string();
-            let names = [path.display().to_string(), path.with_extension("json").display().to_string()];
+            let names =
+                [path.display().to_string(), path.with_extension("json").display().to_string()];
             assert!(names.iter().any(|n| text.starts_with(n.as_str())), "{text}");
             assert!(text.len() < 1200, "{} characters: {text}", text.len());
             false
@@ -101,7 +102,13 @@ fn damaged_sidecars_and_weights_load_cleanly_or_fail_naming_the_file() {
     let path = dir.join("net.safetensors");
     let sidecar = path.with_extension("json");
     device.seed(3);
-    let config = NetConfig { blocks: 1, filters: 8, value_hidden: 8, value_channels: 2, ..NetConfig::tiny() };
+    let config = NetConfig {
+        blocks: 1,
+        filters: 8,
+        value_hidden: 8,
+        value_channels: 2,
+        ..NetConfig::tiny()
+    };
     config
         .init(&device)
         .unwrap()
@@ -123,7 +130,8 @@ fn damaged_sidecars_and_weights_load_cleanly_or_fail_naming_the_file() {
             }
             // Top-level fields.
             1 => {
-                let fields = ["format_version", "encoding_version", "weights_bytes", "variant", "belief"];
+                let fields =
+                    ["format_version", "encoding_version", "weights_bytes", "variant", "belief"];
                 j[fields[rng.below(fields.len())]] = hostile_value(&mut rng);
             }
             // Weights bytes damaged, the sidecar vouching for them.

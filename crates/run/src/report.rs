@@ -119,7 +119,12 @@ pub fn train_parts(report: &GenerationReport) -> Vec<String> {
 }
 
 /// The gate's and the evaluation's parts.
-fn final_parts(report: &GenerationReport, best: &str, ratings: &str, generation: u64) -> Vec<String> {
+fn final_parts(
+    report: &GenerationReport,
+    best: &str,
+    ratings: &str,
+    generation: u64,
+) -> Vec<String> {
     let mut parts = Vec::new();
     if let Some(g) = &report.gate {
         let score = g.line.as_ref().map_or(String::new(), |l| {
@@ -162,7 +167,13 @@ mod tests {
     #[test]
     fn the_line_after_a_resume_keeps_the_stages_finished_before_the_kill() {
         let earlier = GenerationReport {
-            tally: Some(Tally { games: 8, plies: 300, white_wins: 5, black_wins: 3, ..Tally::default() }),
+            tally: Some(Tally {
+                games: 8,
+                plies: 300,
+                white_wins: 5,
+                black_wins: 3,
+                ..Tally::default()
+            }),
             selfplay_secs: 2.0,
             train: Some((0, 10, 4.5, 4.0, 1000.0)),
             ..GenerationReport::default()
@@ -170,9 +181,13 @@ mod tests {
         let mut done = selfplay_parts(&earlier);
         done.extend(train_parts(&earlier));
         let whole = summary_line(1, &earlier, "000001", "", 30.0);
-        let resumed = summary_line_after(1, &done, &GenerationReport::default(), "000001", "", 30.0);
+        let resumed =
+            summary_line_after(1, &done, &GenerationReport::default(), "000001", "", 30.0);
         assert_eq!(resumed, whole);
-        assert!(resumed.contains("self-play 8 games (+5 =0 -3) 300 positions, 150 pos/s"), "{resumed}");
+        assert!(
+            resumed.contains("self-play 8 games (+5 =0 -3) 300 positions, 150 pos/s"),
+            "{resumed}"
+        );
         assert!(resumed.contains("train steps 0->10 loss 4.500->4.000"), "{resumed}");
         assert!(resumed.ends_with("| 30 s"), "{resumed}");
     }

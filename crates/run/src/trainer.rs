@@ -1063,8 +1063,10 @@ impl Generations<'_> {
     fn summary(&self, generation: u64, report: &GenerationReport, secs: f64) -> Result<String> {
         let best = read_best(self.dir.store())?.map(|(b, _)| b).unwrap_or_default();
         let ratings = read_text(self.dir.store(), layout::RATINGS)?;
-        let secs =
-            self.state.generation_start_secs.map_or(secs, |start| (self.elapsed() - start).max(0.0));
+        let secs = self
+            .state
+            .generation_start_secs
+            .map_or(secs, |start| (self.elapsed() - start).max(0.0));
         Ok(summary_line_after(generation, &self.state.done, report, &best, &ratings, secs))
     }
 

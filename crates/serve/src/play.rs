@@ -435,8 +435,8 @@ impl PlayManager {
         if !networks(&self.root).iter().any(|n| n.name == name) {
             return Err(missing());
         }
-        let weights =
-            rundir::resolve(&self.root, &format!("models/{name}.safetensors")).ok_or_else(missing)?;
+        let weights = rundir::resolve(&self.root, &format!("models/{name}.safetensors"))
+            .ok_or_else(missing)?;
         let sidecar = format!("models/{name}.json");
         if std::fs::symlink_metadata(self.root.join(&sidecar)).is_ok()
             && rundir::resolve(&self.root, &sidecar).is_none()

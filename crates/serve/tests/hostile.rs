@@ -153,8 +153,11 @@ fn symlinks_out_of_the_run_are_not_read_on_any_route() {
     let outside = base.join("outside");
     std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
     std::fs::write(outside.join("secret.toml"), format!("# {SECRET}\n")).unwrap();
-    std::fs::write(outside.join("run.json"), format!("{{\"generation\": 7, \"stage\": \"{SECRET}\"}}"))
-        .unwrap();
+    std::fs::write(
+        outside.join("run.json"),
+        format!("{{\"generation\": 7, \"stage\": \"{SECRET}\"}}"),
+    )
+    .unwrap();
     std::fs::create_dir_all(outside.join("games")).unwrap();
     std::fs::write(outside.join("games/gen000005-000000.shard"), b"x").unwrap();
     std::fs::write(outside.join("games/secret-game.pgn"), format!("[Event \"{SECRET}\"]\n\n*\n"))
@@ -225,8 +228,14 @@ fn symlinks_out_of_the_run_are_not_read_on_any_route() {
         .collect();
     assert!(written.is_empty(), "written outside the run: {written:?}");
     assert!(
-        server.models.paths.lock().unwrap().iter().all(|p| p.starts_with(&*server.run.to_string_lossy())
-            || Path::new(p).starts_with(server.run.canonicalize().unwrap())),
+        server
+            .models
+            .paths
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|p| p.starts_with(&*server.run.to_string_lossy())
+                || Path::new(p).starts_with(server.run.canonicalize().unwrap())),
         "a network was loaded from outside the run"
     );
 }
@@ -241,23 +250,24 @@ fn damaged_game_files_answer_422_naming_the_file_and_the_game_json_has_one_index
         *b ^= 0xA5;
     }
     std::fs::write(run.join("selfplay/gen000002-000000.shard"), &bytes).unwrap();
-    std::fs::write(run.join("selfplay/gen000003-000000.shard"), &bytes[..bytes.len() / 3])
-        .unwrap();
+    std::fs::write(run.join("selfplay/gen000003-000000.shard"), &bytes[..bytes.len() / 3]).unwrap();
     std::fs::write(run.join("eval/gate-000001.pgn"), [0xFFu8, 0xFE, 0x00, b'[', 0x80]).unwrap();
     let server = serve(base, run);
-    for file in
-        ["selfplay/gen000002-000000.shard", "selfplay/gen000003-000000.shard", "eval/gate-000001.pgn"]
-    {
-        for path in [
-            format!("/api/games/file?file={file}"),
-            format!("/api/games/game?file={file}&index=0"),
-        ] {
+    for file in [
+        "selfplay/gen000002-000000.shard",
+        "selfplay/gen000003-000000.shard",
+        "eval/gate-000001.pgn",
+    ] {
+        for path in
+            [format!("/api/games/file?file={file}"), format!("/api/games/game?file={file}&index=0")]
+        {
             let (status, body) = get(server.addr, &path);
             assert_eq!(status, 422, "{path}: {body}");
             assert!(body.contains(file), "{path}: the error names the file: {body}");
         }
     }
-    let (status, body) = get(server.addr, "/api/games/game?file=selfplay/gen000001-000000.shard&index=1");
+    let (status, body) =
+        get(server.addr, "/api/games/game?file=selfplay/gen000001-000000.shard&index=1");
     assert_eq!(status, 200, "{body}");
     assert_eq!(body.matches("\"index\":").count(), 1, "one \"index\" key: {body}");
     let json: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -303,14 +313,39 @@ fn random_query_strings_get_a_clear_answer_never_a_5xx() {
     let server = serve(base, run);
     let mut rng = Lcg(44);
     let pieces = [
-        "file=", "index=", "&", "=", "selfplay/gen000001-000000.shard", "eval/", "..", "%2e", "%2F",
-        "%00", "%", "%zz", "%ff%fe", "0", "1", "-1", "18446744073709551616", "99999999999",
-        "play/", "/", "+", "?", "#", ";", "file", "index", "\u{e9}", "%C3%A9",
+        "file=",
+        "index=",
+        "&",
+        "=",
+        "selfplay/gen000001-000000.shard",
+        "eval/",
+        "..",
+        "%2e",
+        "%2F",
+        "%00",
+        "%",
+        "%zz",
+        "%ff%fe",
+        "0",
+        "1",
+        "-1",
+        "18446744073709551616",
+        "99999999999",
+        "play/",
+        "/",
+        "+",
+        "?",
+        "#",
+        ";",
+        "file",
+        "index",
+        "\u{e9}",
+        "%C3%A9",
     ];
     let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
     for _ in 0..300 {
-        let route = ["/api/games/file", "/api/games/game", "/api/games", "/api/networks"]
-            [rng.below(4)];
+        let route =
+            ["/api/games/file", "/api/games/game", "/api/games", "/api/networks"][rng.below(4)];
         let query: String = (0..rng.below(8)).map(|_| pieces[rng.below(pieces.len())]).collect();
         // Only bytes an HTTP request line can carry.
         let query: String = query
@@ -320,10 +355,7 @@ fn random_query_strings_get_a_clear_answer_never_a_5xx() {
         let path = format!("{route}?{query}");
         let (status, body) = get(server.addr, &path);
         *statuses.entry(status).or_default() += 1;
-        assert!(
-            matches!(status, 200 | 400 | 404 | 422),
-            "{path}: {status} {body}"
-        );
+        assert!(matches!(status, 200 | 400 | 404 | 422), "{path}: {status} {body}");
         if status != 200 {
             let json: serde_json::Value =
                 serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"));

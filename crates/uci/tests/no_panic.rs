@@ -16,12 +16,46 @@ impl Rng {
 }
 
 const TOKENS: [&str; 40] = [
-    "uci", "isready", "setoption", "name", "value", "position", "startpos", "fen", "moves",
-    "ucinewgame", "debug", "on", "register", "stop", "ponderhit", "Threads", "Hash", "Model",
-    "MinibatchSize", "UCI_Variant", "Start", "Move Overhead", "CPuct", "nan", "-1", "0",
-    "100000", "18446744073709551616", "e2e4", "e7e8q", "@e2", "a1a1",
-    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR", "w", "KQkq", "-", "\u{0}", "\u{feff}",
-    "\u{fffd}", "\t",
+    "uci",
+    "isready",
+    "setoption",
+    "name",
+    "value",
+    "position",
+    "startpos",
+    "fen",
+    "moves",
+    "ucinewgame",
+    "debug",
+    "on",
+    "register",
+    "stop",
+    "ponderhit",
+    "Threads",
+    "Hash",
+    "Model",
+    "MinibatchSize",
+    "UCI_Variant",
+    "Start",
+    "Move Overhead",
+    "CPuct",
+    "nan",
+    "-1",
+    "0",
+    "100000",
+    "18446744073709551616",
+    "e2e4",
+    "e7e8q",
+    "@e2",
+    "a1a1",
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR",
+    "w",
+    "KQkq",
+    "-",
+    "\u{0}",
+    "\u{feff}",
+    "\u{fffd}",
+    "\t",
 ];
 
 fn random_line(rng: &mut Rng) -> String {
@@ -51,7 +85,9 @@ fn random_lines_parse_to_a_command_or_a_short_error() {
                 for w in &parsed.warnings {
                     assert!(w.to_string().chars().count() < 300, "{w}");
                 }
-                if line.chars().any(|c| c == '\u{fffd}' || (c.is_control() && !c.is_ascii_whitespace()))
+                if line
+                    .chars()
+                    .any(|c| c == '\u{fffd}' || (c.is_control() && !c.is_ascii_whitespace()))
                 {
                     panic!("a line that is not text was accepted: {line:?}");
                 }

@@ -53,7 +53,8 @@ r1bqkbnr/pppppppp/2n5/8/8/5N2/PPPPPPPP/RNBQKB1R w KQkq - 2 2\n";
 
 #[test]
 fn damaged_books_never_panic_and_errors_name_the_line() {
-    let alphabet: Vec<char> = "pnbrqkPNBRQK12345678/ wb-KQkq;#\n\r\t\u{feff}\u{0}\u{e9}x".chars().collect();
+    let alphabet: Vec<char> =
+        "pnbrqkPNBRQK12345678/ wb-KQkq;#\n\r\t\u{feff}\u{0}\u{e9}x".chars().collect();
     let mut rng = Rng(44);
     let (mut read, mut refused) = (0, 0);
     for _ in 0..3000 {
