@@ -193,12 +193,13 @@ fn a_zlib_bomb_with_valid_checksums_is_refused_without_decompressing_it_whole() 
     }
     let payload = encoder.finish().unwrap();
     let mut bytes = b"AZREPLAY".to_vec();
-    for v in [4u32, 1, 0, 2] {
+    let meta = serde_json::to_vec(&ShardMeta::default()).unwrap();
+    for v in [4u32, 1, 0, meta.len() as u32] {
         bytes.extend_from_slice(&v.to_le_bytes());
     }
     bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    bytes.extend_from_slice(b"{}");
+    bytes.extend_from_slice(&meta);
     let header_crc = crc32fast::hash(&bytes);
     bytes.extend_from_slice(&header_crc.to_le_bytes());
     bytes.extend_from_slice(&payload);
