@@ -22,6 +22,8 @@ pub trait ConfigFile: Sized {
 
 impl ConfigFile for Config {
     fn from_toml(text: &str, origin: &str) -> Result<Config> {
+        // A UTF-8 byte-order mark (some editors write one) is not TOML.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let config: Config = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("{origin}: {}", one_line(&e.to_string())))?;
         config.validate().map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;

@@ -83,6 +83,10 @@ pub fn run(args: MatchArgs) -> Result<()> {
     if args.engines.len() != 2 {
         bail!("give exactly two --engine specs (got {})", args.engines.len());
     }
+    // Outputs are checked before the games: a bad --pgn must not cost the whole match.
+    if let Some(pgn) = &args.pgn {
+        fsutil::check_writable(pgn).map_err(|e| anyhow!("--pgn: {e:#}"))?;
+    }
     let config = Config::load(args.config.as_deref())?;
     let variant = parse_variant(&args.variant)?;
     require_bomb_networks(variant, &[&args.engines[0], &args.engines[1]])?;

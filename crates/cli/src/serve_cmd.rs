@@ -28,11 +28,14 @@ pub struct ServeArgs {
 }
 
 /// Every scalar of the event files in `dir` (a file being written is read up to its last
-/// whole record), in file-name order.
+/// whole record), in file-name order. Symlinks are not followed (a link could lead out of the
+/// run directory).
 fn read_scalars(dir: &Path) -> Result<Vec<Scalar>, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())

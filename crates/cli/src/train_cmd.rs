@@ -62,6 +62,10 @@ pub fn run(args: TrainArgs) -> Result<()> {
     )
     .map_err(|e| anyhow!("{e}"))?;
     bar.finish_and_clear();
+    // Nothing is lost without a word: every shard left out of the window is named.
+    for e in &summary.skipped {
+        eprintln!("warning: {e} (skipped: its games are not in the training window)");
+    }
     fsutil::write_atomic(&args.out.join("train-config.toml"), config.to_toml()?.as_bytes())?;
     let model = args.out.join("model.safetensors");
     let provenance = Provenance {
@@ -74,7 +78,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let secs = summary.data_secs + summary.compute_secs;
     let steps = summary.end_step - summary.start_step;
     println!(
-        "train: steps {} -> {} on a window of {} positions{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%; engine {})",
+        "train: steps {} -> {} on a window of {} positions{}{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%; engine {})",
         summary.start_step,
         summary.end_step,
         summary.window_len,
@@ -88,6 +92,11 @@ pub fn run(args: TrainArgs) -> Result<()> {
             }
         )),
         if summary.capped { ", cut by max_samples_per_position" } else { "" },
+        match summary.skipped.len() {
+            0 => String::new(),
+            1 => " (1 unreadable shard skipped, see the warning above)".to_string(),
+            n => format!(" ({n} unreadable shards skipped, see the warnings above)"),
+        },
         summary.first_loss,
         summary.last_loss,
         (steps as f64 * config.train.batch_size as f64) / secs.max(1e-9),

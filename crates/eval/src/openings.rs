@@ -48,6 +48,14 @@ pub enum OpeningError {
     },
     /// The book has no position.
     Empty,
+    /// An error of the book file `path` (what [`Openings::from_epd_file`] returns: the
+    /// error names the file).
+    InFile {
+        /// The book's path.
+        path: PathBuf,
+        /// What is wrong with it.
+        error: Box<OpeningError>,
+    },
 }
 
 impl fmt::Display for OpeningError {
@@ -56,6 +64,15 @@ impl fmt::Display for OpeningError {
             OpeningError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             OpeningError::Position { line, reason } => write!(f, "book line {line}: {reason}"),
             OpeningError::Empty => f.write_str("opening book has no positions"),
+            OpeningError::InFile { path, error } => match error.as_ref() {
+                OpeningError::Position { line, reason } => {
+                    write!(f, "{}: line {line}: {reason}", path.display())
+                }
+                OpeningError::Empty => {
+                    write!(f, "{}: opening book has no positions", path.display())
+                }
+                other => other.fmt(f),
+            },
         }
     }
 }
@@ -97,14 +114,18 @@ impl Openings {
     pub fn from_epd_file(path: &Path, variant: Variant) -> Result<Openings, OpeningError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| OpeningError::Io { path: path.to_path_buf(), source })?;
-        Openings::parse_epd(&text, variant)
+        Openings::parse_epd(&text, variant).map_err(|error| OpeningError::InFile {
+            path: path.to_path_buf(),
+            error: Box::new(error),
+        })
     }
 
     /// Parses EPD text: one position per line, the four FEN fields first; anything after them
     /// (EPD operations such as `bm e4;`, or a FEN's move counters) and a trailing `;` are
     /// ignored; blank lines and `#` comments are skipped. Every position must be legal for
-    /// `variant` and not already over.
+    /// `variant` and not already over. A UTF-8 byte-order mark at the start is skipped.
     pub fn parse_epd(text: &str, variant: Variant) -> Result<Openings, OpeningError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut positions = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();

@@ -99,6 +99,8 @@ pub enum MatchError {
     BookWithBalancedStart,
     /// The bomb variant cannot be played this way (a player, a book or a start).
     Bomb(String),
+    /// A match of no games (its score would be 0 / 0).
+    NoGames,
 }
 
 impl fmt::Display for MatchError {
@@ -113,6 +115,7 @@ impl fmt::Display for MatchError {
                  the setup position, where White removes a pawn)",
             ),
             MatchError::Bomb(reason) => write!(f, "the bomb variant: {reason}"),
+            MatchError::NoGames => f.write_str("a match needs at least one game (games = 0)"),
         }
     }
 }
@@ -481,6 +484,9 @@ pub fn run_match(
     config: &MatchConfig,
     on_game: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<MatchResult, MatchError> {
+    if config.games == 0 {
+        return Err(MatchError::NoGames);
+    }
     if let Some(found) = config.openings.book_variant()
         && found != config.variant
     {

@@ -304,7 +304,41 @@ impl std::str::FromStr for SprtConfig {
                 }
             }
         }
+        sprt.validate()?;
         Ok(sprt)
+    }
+}
+
+impl SprtConfig {
+    /// Checks that the test is one: finite Elo bounds with `elo0 < elo1`, error rates
+    /// `alpha` and `beta` in (0, 1) with `alpha + beta < 1` (else the bounds
+    /// `ln(beta / (1 - alpha)) < 0 < ln((1 - beta) / alpha)` cross or are not numbers, and
+    /// any result "accepts" a hypothesis).
+    pub fn validate(&self) -> Result<(), SprtParseError> {
+        let fail = |m: String| Err(SprtParseError(m));
+        for (key, v) in [("elo0", self.elo0), ("elo1", self.elo1)] {
+            if !v.is_finite() {
+                return fail(format!("{key} = {v} is not a finite number"));
+            }
+        }
+        if self.elo0 >= self.elo1 {
+            return fail(format!(
+                "elo0 = {} must be below elo1 = {} (H1 is the better hypothesis)",
+                self.elo0, self.elo1
+            ));
+        }
+        for (key, v) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if !(v > 0.0 && v < 1.0) {
+                return fail(format!("{key} = {v} must be a probability strictly between 0 and 1"));
+            }
+        }
+        if self.alpha + self.beta >= 1.0 {
+            return fail(format!(
+                "alpha + beta = {} must be below 1 (the test's bounds would cross)",
+                self.alpha + self.beta
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -7,6 +7,15 @@
 //! The sidecar records the weights' size and checksum, so a reader that catches the pair
 //! between the two renames, or finds a damaged file, gets an error rather than wrong weights.
 //!
+//! Before Burn sees a weights file, [`check_weights`] reads its header and values: every f32
+//! must be finite (and every batch norm's running variance ≥ 0), and the tensors' shapes must
+//! be those of the sidecar's architecture; a file of another architecture is reported by the
+//! fields that differ (`filters: the weights have 32, the sidecar says 64`), never by Burn's
+//! error dump. Saving checks the same values, so a net with NaN weights is never written (or
+//! exported) under a sidecar that would vouch for it. Both checks read the file's header before
+//! the net is built, so a sidecar cannot make the loader allocate a net larger than its
+//! weights file (the safetensors reader checks that every tensor's bytes are in the file).
+//!
 //! Sidecar fields (format version 1):
 //!
 //! | field | meaning |
@@ -98,6 +107,7 @@ impl Net {
     ) -> Result<NetMetadata, CheckpointError> {
         let sidecar = checked_sidecar_path(path)?;
         let weights = self.to_safetensors().map_err(|e| weights_error(path, e.0))?;
+        check_values(path, &weights)?;
 
         let metadata = NetMetadata {
             format_version: NET_FORMAT_VERSION,
@@ -151,6 +161,18 @@ pub fn load_with_config(
 /// and a buildable architecture.
 pub fn read_metadata(path: &Path) -> Result<NetMetadata, CheckpointError> {
     let sidecar = checked_sidecar_path(path)?;
+    // Name the weights file first: `Model /tmp` is a directory, not a missing `/tmp.json`.
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(CheckpointError::BadPath {
+                path: path.to_path_buf(),
+                reason: "is a directory, not a network (a <name>.safetensors weights file \
+                         with its <name>.json sidecar)",
+            });
+        }
+        Ok(_) => {}
+        Err(source) => return Err(CheckpointError::Io { path: path.to_path_buf(), source }),
+    }
     let bytes = fs::read(&sidecar)
         .map_err(|source| CheckpointError::Io { path: sidecar.clone(), source })?;
     let json_error = |source| CheckpointError::Json { path: sidecar.clone(), source };
@@ -225,7 +247,83 @@ fn load_weights(
         .net
         .validate()
         .map_err(|source| CheckpointError::Config { path: sidecar_path(path), source })?;
+    check_weights(path, &bytes, &metadata.net)?;
     metadata.net.load_safetensors(bytes, device).map_err(|e| weights_error(path, e.0))
+}
+
+/// Checks the safetensors `bytes` of the weights file `path` against the architecture
+/// `config` (from its sidecar) before Burn reads them: valid safetensors, the shapes of the
+/// architecture (else [`CheckpointError::Architecture`] naming the fields that differ), and
+/// only finite values (else [`CheckpointError::NonFinite`] naming the tensor).
+pub fn check_weights(path: &Path, bytes: &[u8], config: &NetConfig) -> Result<(), CheckpointError> {
+    let tensors = safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|e| weights_error(path, format!("not a safetensors file: {e}")))?;
+    let shape = |name: &str| tensors.tensor(name).ok().map(|t| t.shape().to_vec());
+    let dim = |name: &str, axis: usize| shape(name).and_then(|s| s.get(axis).copied());
+    let blocks = tensors
+        .names()
+        .iter()
+        .filter_map(|n| {
+            n.strip_prefix("tower.")?.strip_suffix(".first.conv.weight")?.parse::<usize>().ok()
+        })
+        .max()
+        .map_or(0, |b| b + 1);
+    let mut differences = Vec::new();
+    let mut field = |name: &'static str, found: Option<usize>, wanted: usize| {
+        let found = found.map_or_else(|| "no such tensor".to_string(), |v| v.to_string());
+        if found != wanted.to_string() {
+            differences.push(FieldDifference {
+                field: name,
+                file: found,
+                wanted: wanted.to_string(),
+            });
+        }
+    };
+    field("blocks", Some(blocks), config.blocks);
+    field("filters", dim("stem.conv.weight", 0), config.filters);
+    field("input planes", dim("stem.conv.weight", 1), config.input_planes());
+    field("value_channels", dim("value_conv.conv.weight", 0), config.value_channels);
+    field("value_hidden", dim("value_hidden.weight", 1), config.value_hidden);
+    field("policy output planes", dim("policy_out.weight", 0), config.policy_out_planes());
+    let se_hidden = if config.blocks > 0 { dim("tower.0.se.squeeze.weight", 1) } else { None };
+    if config.blocks > 0 && se_hidden != config.se_hidden() {
+        differences.push(FieldDifference {
+            field: "squeeze-excitation hidden units",
+            file: se_hidden.map_or_else(|| "none".to_string(), |h| h.to_string()),
+            wanted: config.se_hidden().map_or_else(|| "none".to_string(), |h| h.to_string()),
+        });
+    }
+    if !differences.is_empty() {
+        return Err(CheckpointError::Architecture { path: path.to_path_buf(), differences });
+    }
+    check_values(path, bytes)
+}
+
+/// Every f32 of the safetensors `bytes` is finite and every batch norm's running variance is
+/// not negative (else [`CheckpointError::NonFinite`] naming `path` and the tensor).
+fn check_values(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
+    let tensors = safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|e| weights_error(path, format!("not a safetensors file: {e}")))?;
+    let mut names = tensors.names();
+    names.sort_unstable();
+    for name in names {
+        let Ok(view) = tensors.tensor(name) else { continue };
+        if view.dtype() != safetensors::Dtype::F32 {
+            continue;
+        }
+        let variance = name.ends_with("running_var");
+        let bad = view.data().chunks_exact(4).any(|b| {
+            let v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            !v.is_finite() || (variance && v < 0.0)
+        });
+        if bad {
+            return Err(CheckpointError::NonFinite {
+                path: path.to_path_buf(),
+                tensor: name.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Weights held in memory as safetensors bytes that could not be written or loaded.
@@ -284,7 +382,18 @@ fn checked_sidecar_path(path: &Path) -> Result<PathBuf, CheckpointError> {
 }
 
 fn weights_error(path: &Path, error: impl fmt::Display) -> CheckpointError {
-    CheckpointError::Weights { path: path.to_path_buf(), message: error.to_string() }
+    CheckpointError::Weights { path: path.to_path_buf(), message: shorten(&error.to_string()) }
+}
+
+/// A message cut to a readable length (Burn's store reports every tensor, thousands of
+/// characters).
+fn shorten(message: &str) -> String {
+    const MAX: usize = 400;
+    if message.chars().count() <= MAX {
+        return message.to_string();
+    }
+    let head: String = message.chars().take(MAX).collect();
+    format!("{head}... ({} more characters)", message.chars().count() - MAX)
 }
 
 /// Writes `bytes` to a temporary sibling of `path`, fsyncs it, renames it over `path` and
@@ -399,6 +508,20 @@ pub enum CheckpointError {
         /// What Burn's store reported.
         message: String,
     },
+    /// The weights file's tensors are those of another architecture than its sidecar's.
+    Architecture {
+        /// The weights file.
+        path: PathBuf,
+        /// Each field where the weights (`file`) and the sidecar (`wanted`) differ.
+        differences: Vec<FieldDifference>,
+    },
+    /// A tensor holds NaN or infinity (or a batch norm a negative variance).
+    NonFinite {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor's name.
+        tensor: String,
+    },
     /// The weights path cannot be used (e.g. it ends in `.json`, the sidecar's extension).
     BadPath {
         /// The path.
@@ -450,6 +573,29 @@ impl fmt::Display for CheckpointError {
             CheckpointError::Weights { path, message } => {
                 write!(f, "{}: cannot load weights: {message}", path.display())
             }
+            CheckpointError::Architecture { path, differences } => {
+                let list: Vec<String> = differences
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "{}: the weights have {}, the sidecar says {}",
+                            d.field, d.file, d.wanted
+                        )
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "{}: the weights do not fit their sidecar's architecture: {}",
+                    path.display(),
+                    list.join("; ")
+                )
+            }
+            CheckpointError::NonFinite { path, tensor } => write!(
+                f,
+                "{}: tensor {tensor} holds non-finite values (NaN or infinity, or a negative \
+                 variance)",
+                path.display()
+            ),
             CheckpointError::BadPath { path, reason } => {
                 write!(f, "{}: {reason}", path.display())
             }

@@ -13,6 +13,10 @@ const MAX_FILTERS: usize = 4096;
 const MAX_VALUE_CHANNELS: usize = 4096;
 const MAX_VALUE_HIDDEN: usize = 65_536;
 const MAX_HISTORY: usize = 64;
+/// The largest network, in bytes of f32 weights (1 Gi parameters): each field's bound alone
+/// still allows `blocks = 256, filters = 4096` (77 G parameters, 288 GiB), which would
+/// allocate until the machine dies.
+pub const MAX_WEIGHT_BYTES: u64 = 4 << 30;
 
 /// Architecture of the residual network (AlphaZero body, lc0-style heads).
 ///
@@ -107,7 +111,43 @@ impl NetConfig {
         if self.se_ratio > self.filters {
             return Err(ConfigError::SeRatio { se_ratio: self.se_ratio, filters: self.filters });
         }
+        let parameters = self.parameters();
+        if parameters.saturating_mul(4) > MAX_WEIGHT_BYTES {
+            return Err(ConfigError::TooLarge {
+                blocks: self.blocks,
+                filters: self.filters,
+                parameters,
+                max_bytes: MAX_WEIGHT_BYTES,
+            });
+        }
         Ok(())
+    }
+
+    /// The number of stored values of the net (weights, biases and batch-norm statistics, as
+    /// saved): 4 bytes each. Computed without overflow for any field values.
+    pub fn parameters(&self) -> u64 {
+        let f = self.filters as u64;
+        let planes = self.input_planes() as u64;
+        // A convolution without bias and its batch norm (γ, β, running mean and variance).
+        let conv_bn = |c_in: u64, c_out: u64, k: u64| {
+            c_in.saturating_mul(c_out).saturating_mul(k * k).saturating_add(4 * c_out)
+        };
+        let dense = |d_in: u64, d_out: u64| d_in.saturating_mul(d_out).saturating_add(d_out);
+        let se = match self.se_hidden() {
+            Some(h) => dense(f, h as u64).saturating_add(dense(h as u64, 2 * f)),
+            None => 0,
+        };
+        let block = conv_bn(f, f, 3).saturating_mul(2).saturating_add(se);
+        let out = self.policy_out_planes() as u64;
+        let value_channels = self.value_channels as u64;
+        let hidden = self.value_hidden as u64;
+        conv_bn(planes, f, 3)
+            .saturating_add(block.saturating_mul(self.blocks as u64))
+            .saturating_add(conv_bn(f, f, 3))
+            .saturating_add(f.saturating_mul(out).saturating_add(out))
+            .saturating_add(conv_bn(f, value_channels, 1))
+            .saturating_add(dense(value_channels.saturating_mul(64), hidden))
+            .saturating_add(dense(hidden, 3))
     }
 
     /// Every field where `file` (a saved net) differs from `self` (what the caller wants), in
@@ -179,6 +219,31 @@ pub enum ConfigError {
         /// The filters.
         filters: usize,
     },
+    /// The weights alone would exceed [`MAX_WEIGHT_BYTES`].
+    TooLarge {
+        /// The config's blocks.
+        blocks: usize,
+        /// The config's filters.
+        filters: usize,
+        /// Its parameter count.
+        parameters: u64,
+        /// The cap in bytes.
+        max_bytes: u64,
+    },
+}
+
+/// `bytes` for people: `512 B`, `6.7 MB`, `288.0 GB` (decimal units).
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b < 1e3 {
+        format!("{bytes} B")
+    } else if b < 1e6 {
+        format!("{:.1} kB", b / 1e3)
+    } else if b < 1e9 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.1} GB", b / 1e9)
+    }
 }
 
 impl fmt::Display for ConfigError {
@@ -190,6 +255,13 @@ impl fmt::Display for ConfigError {
             ConfigError::SeRatio { se_ratio, filters } => write!(
                 f,
                 "se_ratio = {se_ratio} exceeds filters = {filters} (the SE layer would have no hidden units)"
+            ),
+            ConfigError::TooLarge { blocks, filters, parameters, max_bytes } => write!(
+                f,
+                "a net of {blocks} blocks x {filters} filters has {parameters} parameters \
+                 ({} of weights), over the limit of {}",
+                human_bytes(parameters.saturating_mul(4)),
+                human_bytes(*max_bytes)
             ),
         }
     }

@@ -27,10 +27,10 @@ pub mod model;
 
 pub use burn;
 pub use checkpoint::{
-    CheckpointError, NET_FORMAT_VERSION, NetMetadata, Provenance, WeightsError, load,
-    load_with_config, read_metadata, sidecar_path,
+    CheckpointError, NET_FORMAT_VERSION, NetMetadata, Provenance, WeightsError, check_weights,
+    load, load_with_config, read_metadata, sidecar_path,
 };
-pub use config::{ConfigError, FieldDifference, NetConfig};
+pub use config::{ConfigError, FieldDifference, MAX_WEIGHT_BYTES, NetConfig, human_bytes};
 pub use device::{DeviceError, DeviceKind, check_device};
 pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator};
 pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx};

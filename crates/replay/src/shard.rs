@@ -12,6 +12,11 @@ use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+/// The most bytes a shard's records may decompress to: a bound on the memory a hostile or
+/// damaged shard (a zlib bomb with a valid checksum) can make a reader allocate.
+/// ARCHITECTURE.md estimates ~5 KB of records a game, ~1.2 MB for a shard of 250 games.
+pub const MAX_RECORD_BYTES: u64 = 512 << 20;
+
 /// Why a shard could not be written or read.
 #[derive(Debug)]
 pub enum ShardError {
@@ -25,17 +30,29 @@ pub enum ShardError {
 
 impl fmt::Display for ShardError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path().display(), self.problem())
+    }
+}
+
+impl ShardError {
+    /// What is wrong, without the file's name (for callers that name it themselves).
+    pub fn problem(&self) -> String {
         match self {
-            ShardError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            ShardError::Corrupt { path, reason } => {
-                write!(f, "{}: corrupt replay shard: {reason}", path.display())
-            }
-            ShardError::Version { path, found } => write!(
-                f,
-                "{}: replay shard format version {found}, this build reads versions \
-                 {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}",
-                path.display()
+            ShardError::Io { source, .. } => source.to_string(),
+            ShardError::Corrupt { reason, .. } => format!("corrupt replay shard: {reason}"),
+            ShardError::Version { found, .. } => format!(
+                "replay shard format version {found}, this build reads versions \
+                 {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}"
             ),
+        }
+    }
+
+    /// The file (or object) the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            ShardError::Io { path, .. }
+            | ShardError::Corrupt { path, .. }
+            | ShardError::Version { path, .. } => path,
         }
     }
 }
@@ -297,10 +314,18 @@ pub fn decode_shard(
     }
     let mut raw = Vec::new();
     ZlibDecoder::new(payload)
+        .take(MAX_RECORD_BYTES + 1)
         .read_to_end(&mut raw)
         .map_err(|e| corrupt(format!("decompression failed: {e}")))?;
+    if raw.len() as u64 > MAX_RECORD_BYTES {
+        return Err(corrupt(format!(
+            "the records decompress to more than {} MiB",
+            MAX_RECORD_BYTES >> 20
+        )));
+    }
     let mut c = Cursor { bytes: &raw, at: 0 };
-    let mut games = Vec::with_capacity(n_games.min(1 << 20));
+    // The header's count is not trusted for the allocation: a game takes at least 8 bytes.
+    let mut games = Vec::with_capacity(n_games.min(raw.len() / 8));
     for i in 0..n_games {
         games.push(decode_game(&mut c, i, version).map_err(corrupt)?);
     }

@@ -393,6 +393,8 @@ fn split_games(text: &str) -> Vec<RawGame> {
 /// Reads every game of a PGN text. Each game is read on its own: a bad game yields an error
 /// and the following games are still read.
 pub fn read_pgn(text: &str) -> Vec<Result<PgnGame, PgnError>> {
+    // A UTF-8 byte-order mark (some editors write one) is not part of the first tag.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     split_games(text).into_iter().enumerate().map(|(i, raw)| build_game(i + 1, raw)).collect()
 }
 

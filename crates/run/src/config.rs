@@ -225,6 +225,12 @@ impl Config {
         check(self.net.validate().map_err(|e| format!("net: {e}")))?;
         check(self.selfplay.validate())?;
         check(self.train.validate())?;
+        // Refused up front, naming the sizes, rather than allocated until the machine dies.
+        check(atomzero_train::memory::check(
+            &self.net,
+            self.train.batch_size,
+            atomzero_train::memory::machine_memory(),
+        ))?;
         check(self.run.validate())
     }
 

@@ -38,7 +38,33 @@ pub fn summary_line(
     ratings: &str,
     secs: f64,
 ) -> String {
+    let mut done = selfplay_parts(report);
+    done.extend(train_parts(report));
+    summary_line_after(generation, &done, report, best, ratings, secs)
+}
+
+/// [`summary_line`] with the self-play and training parts given as text (`done`: what
+/// [`selfplay_parts`] and [`train_parts`] said when those stages finished, perhaps in an
+/// earlier session that was killed later in the generation); the gate and the evaluation
+/// come from `report`.
+pub fn summary_line_after(
+    generation: u64,
+    done: &[String],
+    report: &GenerationReport,
+    best: &str,
+    ratings: &str,
+    secs: f64,
+) -> String {
     let mut parts = vec![format!("gen {generation:>3}")];
+    parts.extend(done.iter().cloned());
+    parts.extend(final_parts(report, best, ratings, generation));
+    parts.push(format!("{secs:.0} s"));
+    parts.join(" | ")
+}
+
+/// The self-play parts of the summary line (none if self-play was not in this session).
+pub fn selfplay_parts(report: &GenerationReport) -> Vec<String> {
+    let mut parts = Vec::new();
     if let Some(t) = &report.tally {
         if t.games > 0 {
             let from = match report.workers {
@@ -70,6 +96,12 @@ pub fn summary_line(
             parts.push("self-play done earlier".into());
         }
     }
+    parts
+}
+
+/// The training parts of the summary line (none if training was not in this session).
+pub fn train_parts(report: &GenerationReport) -> Vec<String> {
+    let mut parts = Vec::new();
     if let Some((from, to, first, last, rate)) = report.train {
         parts.push(format!(
             "train steps {from}->{to} loss {first:.3}->{last:.3} ({rate:.0} samples/s)"
@@ -83,6 +115,17 @@ pub fn summary_line(
             100.0 * belief.prior_top1()
         ));
     }
+    parts
+}
+
+/// The gate's and the evaluation's parts.
+fn final_parts(
+    report: &GenerationReport,
+    best: &str,
+    ratings: &str,
+    generation: u64,
+) -> Vec<String> {
+    let mut parts = Vec::new();
     if let Some(g) = &report.gate {
         let score = g.line.as_ref().map_or(String::new(), |l| {
             format!(" +{} ={} -{} ({:.1}%)", l.wins, l.draws, l.losses, score_percent(l))
@@ -111,6 +154,41 @@ pub fn summary_line(
             if evals.is_empty() { String::new() } else { format!(": {}", evals.join(", ")) }
         ));
     }
-    parts.push(format!("{secs:.0} s"));
-    parts.join(" | ")
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::Tally;
+
+    /// Issue 44: after a kill during the gate, the resumed session's report has no self-play
+    /// or training; the line keeps the parts saved with those stages.
+    #[test]
+    fn the_line_after_a_resume_keeps_the_stages_finished_before_the_kill() {
+        let earlier = GenerationReport {
+            tally: Some(Tally {
+                games: 8,
+                plies: 300,
+                white_wins: 5,
+                black_wins: 3,
+                ..Tally::default()
+            }),
+            selfplay_secs: 2.0,
+            train: Some((0, 10, 4.5, 4.0, 1000.0)),
+            ..GenerationReport::default()
+        };
+        let mut done = selfplay_parts(&earlier);
+        done.extend(train_parts(&earlier));
+        let whole = summary_line(1, &earlier, "000001", "", 30.0);
+        let resumed =
+            summary_line_after(1, &done, &GenerationReport::default(), "000001", "", 30.0);
+        assert_eq!(resumed, whole);
+        assert!(
+            resumed.contains("self-play 8 games (+5 =0 -3) 300 positions, 150 pos/s"),
+            "{resumed}"
+        );
+        assert!(resumed.contains("train steps 0->10 loss 4.500->4.000"), "{resumed}");
+        assert!(resumed.ends_with("| 30 s"), "{resumed}");
+    }
 }

@@ -38,6 +38,15 @@ pub struct RunState {
     /// larger budget continues the run. Absent (false) in runs from before workers existed.
     #[serde(default, skip_serializing_if = "is_false")]
     pub finished: bool,
+    /// The run's wall seconds (`elapsed_secs`) when this generation began, so that its
+    /// summary line gives its whole time after a resume (absent in runs from before it was
+    /// recorded: the line then counts this session only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_start_secs: Option<f64>,
+    /// The summary-line parts of this generation's finished stages (self-play, training),
+    /// saved with the stage, so that the line written after a resume still shows them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub done: Vec<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -56,6 +65,8 @@ impl RunState {
             train_target: None,
             gate: None,
             finished: false,
+            generation_start_secs: None,
+            done: Vec::new(),
         }
     }
 }

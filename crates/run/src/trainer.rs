@@ -22,7 +22,7 @@ use crate::records::{
     TIMELINE_FORMAT, TimelineLine, append_line_unless, append_result_once, find_result,
     read_results_at, read_text, read_timeline,
 };
-use crate::report::{GenerationReport, summary_line};
+use crate::report::{GenerationReport, selfplay_parts, summary_line_after, train_parts};
 use crate::state::{GateRecord, RunState, Stage, load_state, read_best, save_state, write_best};
 use atomzero_belief::BeliefModel;
 use atomzero_eval::{
@@ -418,9 +418,10 @@ impl Generations<'_> {
     fn read_shard_at(&self, key: &str) -> Result<(ShardMeta, Vec<GameRecord>)> {
         let path = self.dir.fetch(key, false)?;
         let bytes = std::fs::read(&path).map_err(io(&path))?;
+        // The error names the shard once (`RunError::Corrupt` puts its location first).
         decode_shard(&bytes, Path::new(&self.dir.describe(key))).map_err(|e| RunError::Corrupt {
             location: self.dir.describe(key),
-            reason: e.to_string(),
+            reason: e.problem(),
         })
     }
 
@@ -834,6 +835,10 @@ impl Generations<'_> {
             },
         )?;
         observer.finish();
+        for e in &summary.skipped {
+            self.observer
+                .warning(&format!("{e} (skipped: its games are not in the training window)"));
+        }
         if summary.optimizer_restarted {
             self.observer.warning(
                 "the newest checkpoint was written by the other training engine; its weights \
@@ -1052,10 +1057,17 @@ impl Generations<'_> {
         generations_left && time_left
     }
 
+    /// The summary line: the finished stages' parts saved in the state (perhaps by an earlier
+    /// session), the gate and evaluation from `report`; `secs` this session's time in the
+    /// generation, used only when the state does not say when the generation began.
     fn summary(&self, generation: u64, report: &GenerationReport, secs: f64) -> Result<String> {
         let best = read_best(self.dir.store())?.map(|(b, _)| b).unwrap_or_default();
         let ratings = read_text(self.dir.store(), layout::RATINGS)?;
-        Ok(summary_line(generation, report, &best, &ratings, secs))
+        let secs = self
+            .state
+            .generation_start_secs
+            .map_or(secs, |start| (self.elapsed() - start).max(0.0));
+        Ok(summary_line_after(generation, &self.state.done, report, &best, &ratings, secs))
     }
 
     /// Runs stages until the budget is spent; `Err(Interrupted)` when interrupted.
@@ -1069,6 +1081,7 @@ impl Generations<'_> {
             let line = self.summary(0, &report, self.elapsed())?;
             self.log(0, &line)?;
             self.state.generation = 1;
+            self.state.generation_start_secs = Some(self.elapsed());
             self.advance(Stage::Selfplay)?;
         }
         if self.state.finished && self.budget_left() {
@@ -1100,6 +1113,7 @@ impl Generations<'_> {
                     })
                     .map_err(|e| RunError::Train(atomzero_train::TrainError::Checkpoint(e)))?;
                 self.state.train_target = Some(step + self.config.run.steps_per_generation);
+                self.state.done = selfplay_parts(&report);
                 self.advance(Stage::Train)?;
             }
             if self.state.stage == Stage::Train {
@@ -1107,6 +1121,7 @@ impl Generations<'_> {
                 if let Err(i) = self.check_interrupt() {
                     return Ok(Err(i));
                 }
+                self.state.done.extend(train_parts(&report));
                 self.advance(Stage::Gate)?;
             }
             if self.state.stage == Stage::Gate {
@@ -1133,6 +1148,8 @@ impl Generations<'_> {
                 self.state.generation += 1;
                 self.state.train_target = None;
                 self.state.gate = None;
+                self.state.done.clear();
+                self.state.generation_start_secs = Some(self.elapsed());
                 self.advance(Stage::Selfplay)?;
             }
         }

@@ -57,8 +57,10 @@ impl Openings {
         })
     }
 
-    /// Parses EPD text; errors carry the 1-based line (0: empty book).
+    /// Parses EPD text; errors carry the 1-based line (0: empty book). A UTF-8 byte-order
+    /// mark at the start is skipped.
     pub fn parse_epd(text: &str, variant: Variant) -> Result<Openings, (usize, String)> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut positions = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim().trim_end_matches(';');

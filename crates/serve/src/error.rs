@@ -56,6 +56,12 @@ impl ApiError {
         ApiError { status: StatusCode::CONFLICT, message: message.into() }
     }
 
+    /// 422: a file of the run is damaged (a corrupt shard or PGN, a network that does not
+    /// load): the request was fine, the data it names cannot be shown.
+    pub fn unprocessable(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::UNPROCESSABLE_ENTITY, message: message.into() }
+    }
+
     /// 500: reading the run directory failed.
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: message.into() }

@@ -147,9 +147,7 @@ pub struct PolicyEntry {
 pub struct GameView {
     /// Its file.
     pub file: String,
-    /// Index in the file.
-    pub index: usize,
-    /// Names, result and termination.
+    /// Index in the file, names, result and termination (flattened: `index` appears once).
     #[serde(flatten)]
     pub header: GameHeader,
     /// The variant's name.
@@ -169,12 +167,16 @@ pub enum GameError {
     NotFound(String),
     /// The file is damaged.
     Corrupt(String),
+    /// The file could not be read (the run directory is unreadable).
+    Unreadable(String),
 }
 
 impl std::fmt::Display for GameError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GameError::NotFound(m) | GameError::Corrupt(m) => f.write_str(m),
+            GameError::NotFound(m) | GameError::Corrupt(m) | GameError::Unreadable(m) => {
+                f.write_str(m)
+            }
         }
     }
 }
@@ -276,13 +278,22 @@ fn load(root: &Path, relative: &str) -> Result<Games, GameError> {
     let path = rundir::resolve(root, relative).ok_or_else(not_found)?;
     match kind {
         FileKind::Selfplay => {
-            let (meta, records) =
-                read_shard(&path).map_err(|e| GameError::Corrupt(format!("{relative}: {e}")))?;
+            let (meta, records) = read_shard(&path).map_err(|e| match e {
+                atomzero_replay::ShardError::Io { source, .. } => {
+                    GameError::Unreadable(format!("{relative}: {source}"))
+                }
+                e => GameError::Corrupt(format!("{relative}: {}", e.problem())),
+            })?;
             Ok(Games::Shard { model: meta.model, records })
         }
         _ => {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| GameError::Corrupt(format!("{relative}: {e}")))?;
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidData {
+                    GameError::Corrupt(format!("{relative}: not UTF-8 text"))
+                } else {
+                    GameError::Unreadable(format!("{relative}: {e}"))
+                }
+            })?;
             Ok(Games::Pgn(
                 read_pgn(&text).into_iter().map(|g| g.map_err(|e| e.to_string())).collect(),
             ))
@@ -367,7 +378,6 @@ pub fn game_view(root: &Path, relative: &str, index: usize) -> Result<GameView, 
             }
             Ok(GameView {
                 file: relative.to_string(),
-                index,
                 header: shard_header(index, &model, record),
                 variant: record.variant.name().to_string(),
                 start_fen: board_fen(&start),
@@ -390,7 +400,6 @@ pub fn game_view(root: &Path, relative: &str, index: usize) -> Result<GameView, 
             }
             Ok(GameView {
                 file: relative.to_string(),
-                index,
                 header: pgn_header(index, entry),
                 variant: game.initial.variant().name().to_string(),
                 start_fen: board_fen(&game.initial),

@@ -17,8 +17,9 @@
 //! | `POST /api/play/ID/engine` | the engine's move |
 //! | `GET /api/play/ID/pgn` | the game as a PGN download |
 //!
-//! Errors are JSON `{"error": "..."}` with a 4xx status (5xx only when the run directory
-//! cannot be read). Request bodies over [`MAX_BODY_BYTES`] are refused with 413.
+//! Errors are JSON `{"error": "..."}` with a 4xx status: 422 for a damaged file of the run (a
+//! corrupt shard or PGN, a network that does not load), 5xx only when the run directory cannot
+//! be read. Request bodies over [`MAX_BODY_BYTES`] are refused with 413.
 
 use crate::error::ApiError;
 use crate::play::{MoveRequest, NewGame, PlayManager};
@@ -202,7 +203,8 @@ fn query_value<'a>(query: &'a BTreeMap<String, String>, key: &str) -> Result<&'a
 fn game_error(e: games::GameError) -> ApiError {
     match e {
         games::GameError::NotFound(m) => ApiError::not_found(m),
-        games::GameError::Corrupt(m) => ApiError::internal(m),
+        games::GameError::Corrupt(m) => ApiError::unprocessable(m),
+        games::GameError::Unreadable(m) => ApiError::internal(m),
     }
 }
 

@@ -21,11 +21,15 @@
 //! every change of the run directory ([`events`]).
 //!
 //! Safety rules (tested in `tests/http.rs`): only regular files under the run directory are
-//! served (`..`, hidden names and symlinks leading out answer 404); request bodies are limited
+//! served or read (`..`, hidden names and symlinks leading out answer 404, and read as missing
+//! on every route: the dashboard's files, the game lists, the networks); request bodies are
+//! limited
 //! to [`http::MAX_BODY_BYTES`]; no input is ever executed: the only players are the run's own
 //! networks (`models/NNNNNN.safetensors`), loaded through the [`ModelLoader`] the binary
 //! provides, so this crate does not depend on Burn. Bad requests get a 4xx status with a JSON
-//! `{"error": "..."}` that says what was wrong; nothing panics on input.
+//! `{"error": "..."}` that says what was wrong; nothing panics on input. Memory is bounded:
+//! at most [`play::MAX_GAMES`] games and [`play::MAX_LOADED_NETWORKS`] networks are held, and
+//! requests run on at most [`MAX_BLOCKING_THREADS`] threads.
 
 pub mod assets;
 pub mod error;
@@ -46,11 +50,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Threads that read files and run engine searches for requests (tokio's default is 512:
+/// each thread keeps its own allocator cache and search trees, and a burst of requests grew
+/// the server by a gigabyte; more requests than threads wait their turn).
+pub const MAX_BLOCKING_THREADS: usize = 4;
+
 /// One TensorBoard scalar: (tag, step, value).
 pub type Scalar = (String, i64, f32);
 
 /// Reads every scalar of the TensorBoard event files in a directory (the binary provides it:
-/// the reader lives in the trainer's crate).
+/// the reader lives in the trainer's crate). The directory it is handed resolves inside the
+/// run directory; the reader must read only its regular files, never follow a symlink.
 pub type ScalarReader = Arc<dyn Fn(&Path) -> Result<Vec<Scalar>, String> + Send + Sync>;
 
 /// What the server needs to know.
@@ -114,6 +124,7 @@ impl Server {
     ) -> Result<(), ServeError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            .max_blocking_threads(MAX_BLOCKING_THREADS)
             .build()
             .map_err(|e| ServeError::Io(e.to_string()))?;
         runtime.block_on(async move {

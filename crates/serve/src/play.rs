@@ -10,8 +10,14 @@
 //! downloaded.
 //!
 //! At most [`MAX_GAMES`] games are kept in memory (the oldest is dropped; its PGN stays on
-//! disk). Every operation on a game runs on a blocking thread, so a long engine search never
-//! stalls the server.
+//! disk), and at most [`MAX_LOADED_NETWORKS`] networks: games hold a network's name, not the
+//! network, and every game of one network shares one loaded copy (loaded again, with its file
+//! checked again, if it was evicted or its file changed). Every operation on a game runs on a
+//! blocking thread, so a long engine search never stalls the server.
+//!
+//! A network is read only if its weights file, and its sidecar where there is one, resolve
+//! inside the run directory ([`rundir::resolve`]); games are saved only into a `play/` that
+//! resolves inside it.
 
 use crate::error::ApiError;
 use crate::games::{PlyView, SearchView, ply_view, policy_view};
@@ -31,6 +37,8 @@ pub const MAX_GAMES: usize = 32;
 pub const MAX_NODES: u32 = 20_000;
 /// Leaves evaluated per network call in the engine's search.
 const BATCH: usize = 8;
+/// Networks kept loaded at once (the least recently used is dropped first).
+pub const MAX_LOADED_NETWORKS: usize = 2;
 
 /// A network of the run.
 #[derive(Clone, Debug, Serialize)]
@@ -115,8 +123,6 @@ struct Session {
     human: Color,
     game: Game,
     plies: Vec<PlyView>,
-    evaluator: SharedEvaluator,
-    config: SearchConfig,
     pgn_file: String,
     date: String,
 }
@@ -181,11 +187,20 @@ impl Session {
     }
 
     fn save(&self, root: &Path) -> Result<(), ApiError> {
-        let path = root.join(&self.pgn_file);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
+        let (dir_name, _) = self.pgn_file.split_once('/').unwrap_or(("play", ""));
+        let dir = root.join(dir_name);
+        if std::fs::symlink_metadata(&dir).is_err() {
+            std::fs::create_dir(&dir)
                 .map_err(|e| ApiError::internal(format!("cannot create {}: {e}", dir.display())))?;
         }
+        // Never write through a `play` that leads out of the run directory.
+        let dir = rundir::resolve_dir(root, dir_name).ok_or_else(|| {
+            ApiError::internal(format!(
+                "{dir_name}/ is not a directory inside the run directory: the game is not saved"
+            ))
+        })?;
+        let file_name = self.pgn_file.rsplit('/').next().unwrap_or("game.pgn");
+        let path = dir.join(file_name);
         atomzero_eval::files::write_atomic(&path, self.pgn().as_bytes())
             .map_err(|e| ApiError::internal(format!("cannot save {}: {e}", self.pgn_file)))
     }
@@ -225,14 +240,20 @@ impl Session {
         Ok(())
     }
 
-    fn play_engine(&mut self) -> Result<(), ApiError> {
+    /// Checks that the engine is to move in a game that goes on.
+    fn engine_to_move(&self) -> Result<(), ApiError> {
         self.over()?;
         if self.game.position().turn() == self.human {
             return Err(ApiError::conflict("it is your turn, not the engine's"));
         }
+        Ok(())
+    }
+
+    fn play_engine(&mut self, network: &LoadedNetwork) -> Result<(), ApiError> {
+        self.engine_to_move()?;
         let seed = self.id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.game.ply() as u64;
-        let mut search = Search::new(&self.game, self.config, seed);
-        search.run(&*self.evaluator, self.nodes, BATCH.min(self.nodes as usize).max(1));
+        let mut search = Search::new(&self.game, network.config, seed);
+        search.run(&*network.evaluator, self.nodes, BATCH.min(self.nodes as usize).max(1));
         let m = search.best_move().ok_or_else(|| ApiError::internal("the engine found no move"))?;
         let pos = self.game.position();
         let stats: Vec<(Move, f32, Option<u32>)> = search
@@ -253,12 +274,25 @@ impl Session {
     }
 }
 
+/// A network loaded for play, shared by every game against it.
+#[derive(Clone)]
+struct LoadedNetwork {
+    name: String,
+    /// Length and modification time of the weights file when it was loaded: a changed file
+    /// is loaded again.
+    stamp: (u64, Option<std::time::SystemTime>),
+    evaluator: SharedEvaluator,
+    config: SearchConfig,
+}
+
 /// The games in progress.
 pub struct PlayManager {
     root: PathBuf,
     variant: Variant,
     models: Arc<dyn ModelLoader + Send + Sync>,
     games: Mutex<BTreeMap<u64, Arc<Mutex<Session>>>>,
+    /// Loaded networks, most recently used last (at most [`MAX_LOADED_NETWORKS`]).
+    loaded: Mutex<Vec<LoadedNetwork>>,
     next_id: AtomicU64,
     started_unix: u64,
 }
@@ -305,6 +339,7 @@ impl PlayManager {
             variant,
             models,
             games: Mutex::new(BTreeMap::new()),
+            loaded: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
             started_unix: unix_now(),
         }
@@ -336,19 +371,8 @@ impl PlayManager {
                 request.nodes
             )));
         }
-        if !networks(&self.root).iter().any(|n| n.name == request.network) {
-            return Err(ApiError::not_found(format!(
-                "no network '{}' in this run's models/",
-                request.network.chars().take(40).collect::<String>()
-            )));
-        }
-        let path = self.root.join("models").join(format!("{}.safetensors", request.network));
-        let path_text = path.to_string_lossy().into_owned();
-        let evaluator = self
-            .models
-            .load(&path_text)
-            .map_err(|e| ApiError::internal(format!("cannot load {}: {e}", request.network)))?;
-        let config = self.models.search_config(&path_text).without_noise();
+        // Loads (or finds) the network first: a game starts only against one that loads.
+        self.network(&request.network)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let session = Session {
             id,
@@ -357,8 +381,6 @@ impl PlayManager {
             human,
             game: Game::new(Position::new(self.variant)),
             plies: Vec::new(),
-            evaluator,
-            config,
             pgn_file: format!("play/play-{}-{id:03}.pgn", self.started_unix),
             date: pgn_date(unix_now()),
         };
@@ -393,9 +415,65 @@ impl PlayManager {
     pub fn engine_move(&self, id: u64) -> Result<PlayState, ApiError> {
         let game = self.get(id)?;
         let mut session = lock(&game);
-        session.play_engine()?;
+        session.engine_to_move()?;
+        let network = self.network(&session.network)?;
+        session.play_engine(&network)?;
         session.save(&self.root)?;
         Ok(session.state())
+    }
+
+    /// The network `name` of the run, loaded (or found loaded) through the model loader.
+    /// Only a network listed by [`networks`] whose files resolve inside the run directory is
+    /// read.
+    fn network(&self, name: &str) -> Result<LoadedNetwork, ApiError> {
+        let missing = || {
+            ApiError::not_found(format!(
+                "no network '{}' in this run's models/",
+                name.chars().take(40).collect::<String>()
+            ))
+        };
+        if !networks(&self.root).iter().any(|n| n.name == name) {
+            return Err(missing());
+        }
+        let weights = rundir::resolve(&self.root, &format!("models/{name}.safetensors"))
+            .ok_or_else(missing)?;
+        let sidecar = format!("models/{name}.json");
+        if std::fs::symlink_metadata(self.root.join(&sidecar)).is_ok()
+            && rundir::resolve(&self.root, &sidecar).is_none()
+        {
+            return Err(ApiError::not_found(format!(
+                "network '{name}': its sidecar {sidecar} is not a file inside the run directory"
+            )));
+        }
+        let meta = std::fs::metadata(&weights).map_err(|_| missing())?;
+        let stamp = (meta.len(), meta.modified().ok());
+        {
+            let mut loaded = lock(&self.loaded);
+            if let Some(i) = loaded.iter().position(|n| n.name == name && n.stamp == stamp) {
+                let network = loaded.remove(i);
+                loaded.push(network.clone());
+                return Ok(network);
+            }
+        }
+        let path_text = weights.to_string_lossy().into_owned();
+        let evaluator = self
+            .models
+            .load(&path_text)
+            .map_err(|e| ApiError::unprocessable(format!("cannot load network {name}: {e}")))?;
+        let config = self.models.search_config(&path_text).without_noise();
+        let network = LoadedNetwork { name: name.to_string(), stamp, evaluator, config };
+        let mut loaded = lock(&self.loaded);
+        loaded.retain(|n| n.name != name);
+        while loaded.len() >= MAX_LOADED_NETWORKS {
+            loaded.remove(0);
+        }
+        loaded.push(network.clone());
+        Ok(network)
+    }
+
+    /// Networks loaded now (at most [`MAX_LOADED_NETWORKS`]).
+    pub fn loaded_networks(&self) -> usize {
+        lock(&self.loaded).len()
     }
 
     /// The PGN of game `id` and its file name.

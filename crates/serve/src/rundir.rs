@@ -40,9 +40,11 @@ pub struct Entry {
 }
 
 /// The regular files of `root/dir` whose name ends with `suffix` (hidden and temporary files
-/// skipped), sorted by name. A missing directory lists nothing.
+/// skipped, and symlinks: an entry's own type is read, not its target's), sorted by name. A
+/// missing directory, or one that resolves outside the run directory, lists nothing.
 pub fn list(root: &Path, dir: &str, suffix: &str) -> Vec<Entry> {
-    let Ok(read) = std::fs::read_dir(root.join(dir)) else { return Vec::new() };
+    let Some(dir_path) = resolve_dir(root, dir) else { return Vec::new() };
+    let Ok(read) = std::fs::read_dir(dir_path) else { return Vec::new() };
     let mut entries: Vec<Entry> = read
         .filter_map(Result::ok)
         .filter_map(|e| {
@@ -50,6 +52,7 @@ pub fn list(root: &Path, dir: &str, suffix: &str) -> Vec<Entry> {
             if name.starts_with('.') || !name.ends_with(suffix) {
                 return None;
             }
+            // `DirEntry::metadata` does not follow symlinks: a link is not a regular file.
             let meta = e.metadata().ok().filter(|m| m.is_file())?;
             Some(Entry {
                 relative: format!("{dir}/{name}"),
@@ -62,9 +65,24 @@ pub fn list(root: &Path, dir: &str, suffix: &str) -> Vec<Entry> {
     entries
 }
 
-/// The text of `root/relative`, or `None` if it is missing or not UTF-8.
+/// The text of `root/relative` (`root` canonical), or `None` if it is missing, not UTF-8, or
+/// not a regular file inside the run directory: the path goes through [`resolve`], so a
+/// symlink that leads out of the run (`log.txt -> /etc/passwd`) reads as missing.
 pub fn read_text(root: &Path, relative: &str) -> Option<String> {
-    std::fs::read_to_string(root.join(relative)).ok()
+    std::fs::read_to_string(resolve(root, relative)?).ok()
+}
+
+/// The directory `root/relative` (`root` canonical) if it is a directory inside the run
+/// directory after symlinks are followed (`tensorboard -> /elsewhere` is `None`).
+pub fn resolve_dir(root: &Path, relative: &str) -> Option<PathBuf> {
+    if relative.is_empty()
+        || relative.contains(['\\', '\0'])
+        || relative.split('/').any(|c| c.is_empty() || c.starts_with('.'))
+    {
+        return None;
+    }
+    let canonical = root.join(relative).canonicalize().ok()?;
+    (canonical.starts_with(root) && canonical.is_dir()).then_some(canonical)
 }
 
 /// Files and directories whose changes the pages show (see [`fingerprint`]).
@@ -113,7 +131,7 @@ pub fn fingerprint(root: &Path) -> (u64, Option<SystemTime>) {
             }
         };
     for file in WATCHED_FILES {
-        if let Ok(meta) = std::fs::metadata(root.join(file)) {
+        if let Some(meta) = resolve(root, file).and_then(|path| std::fs::metadata(path).ok()) {
             note(file, meta.len(), meta.modified().ok(), &mut eat);
         }
     }
@@ -134,7 +152,8 @@ pub fn fingerprint(root: &Path) -> (u64, Option<SystemTime>) {
 
 /// The training steps of the trainer checkpoints kept in `checkpoints/step-NNNNNNNN/`.
 pub fn checkpoint_steps(root: &Path) -> Vec<u64> {
-    let Ok(read) = std::fs::read_dir(root.join("checkpoints")) else { return Vec::new() };
+    let Some(dir) = resolve_dir(root, "checkpoints") else { return Vec::new() };
+    let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut steps: Vec<u64> = read
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.strip_prefix("step-")?.parse().ok())

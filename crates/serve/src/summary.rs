@@ -294,8 +294,9 @@ pub fn summarize(root: &Path, variant: &str, scalars: &ScalarReader) -> Summary 
         row.elo_error = Some(p.error);
     }
 
-    let scalars: Vec<Scalar> = if root.join("tensorboard").is_dir() {
-        match scalars(&root.join("tensorboard")) {
+    // Only a `tensorboard/` that resolves inside the run directory is read.
+    let scalars: Vec<Scalar> = if let Some(dir) = rundir::resolve_dir(root, "tensorboard") {
+        match scalars(&dir) {
             Ok(s) => s,
             Err(e) => {
                 warnings.push(format!("tensorboard: {e}"));

@@ -429,11 +429,12 @@ fn games_of_every_kind_and_variant_replay_move_by_move() {
         assert_eq!(reply.status, status, "{path}: {}", reply.body);
         assert!(!reply.json()["error"].as_str().unwrap().is_empty());
     }
-    // A damaged shard is an error with its name, not a crash.
+    // A damaged shard is an error with its name, not a crash, and a 4xx (issue 44: 5xx only
+    // when the run directory cannot be read).
     std::fs::write(server.run.join("selfplay/gen000003-000000.shard"), b"AZREPLAY garbage")
         .unwrap();
     let reply = get(server.addr, "/api/games/file?file=selfplay/gen000003-000000.shard");
-    assert_eq!(reply.status, 500);
+    assert_eq!(reply.status, 422);
     assert!(reply.json()["error"].as_str().unwrap().contains("gen000003-000000.shard"));
 }
 

@@ -11,6 +11,8 @@
 //!   games and encoded on the fly into sparse batches (legal moves with their targets).
 //! - [`burn`]: the Burn step (losses, autodiff, Burn's optimizers) and its batch.
 //! - [`engine`]: the engine a run uses (`train.backend`), one type over both.
+//! - [`memory`]: whether a net and batch can be trained in this machine's memory, checked
+//!   before anything is allocated.
 //! - [`checkpoint`]: weights, optimizer state, step and sampler state, written as a directory
 //!   renamed into place; the newest M are kept, and training resumes from the newest exactly
 //!   (same step, same learning rate, same batches).
@@ -25,6 +27,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod data;
 pub mod engine;
+pub mod memory;
 pub mod tensorboard;
 pub mod trainer;
 

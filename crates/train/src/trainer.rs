@@ -135,6 +135,9 @@ pub struct TrainSummary {
     /// The bomb variant's belief over the opponent's bomb, fitted on the window's newest
     /// games ([`crate::belief`]); `None` for other variants.
     pub belief: Option<atomzero_belief::BeliefModel>,
+    /// Shards of the window that could not be read (each names its file and what is wrong):
+    /// their games are not in the window, and the caller must say so.
+    pub skipped: Vec<atomzero_replay::ShardError>,
 }
 
 /// Trains until `options.target_step`, resuming from the newest checkpoint if there is one.
@@ -145,6 +148,8 @@ pub fn train(
     let config = &options.config;
     config.validate().map_err(TrainError::Config)?;
     options.net.validate().map_err(|e| TrainError::Config(format!("net: {e}")))?;
+    crate::memory::check(&options.net, config.batch_size, crate::memory::machine_memory())
+        .map_err(TrainError::Config)?;
     let device = options.device.clone();
 
     let engine =
@@ -207,13 +212,14 @@ pub fn train(
             }
         };
 
-    let window = match options.data {
+    let mut window = match options.data {
         Data::Dir(dir) => ReplayWindow::load(dir, config.window_positions),
         Data::Files(files, origin) => {
             ReplayWindow::load_files(files, config.window_positions, origin)
         }
     }
     .map_err(TrainError::Data)?;
+    let skipped = std::mem::take(&mut window.skipped);
     let wanted = options.target_step.saturating_sub(start_step);
     let allowed = ((window.len() as f64 * config.max_samples_per_position)
         / config.batch_size as f64)
@@ -344,5 +350,6 @@ pub fn train(
         optimizer_restarted,
         net: trainer.into_net(&device).map_err(TrainError::Config)?,
         belief,
+        skipped,
     })
 }

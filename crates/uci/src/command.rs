@@ -3,7 +3,9 @@
 //! Following the UCI specification, unknown tokens before a command are skipped
 //! (`joho debug on` is `debug on`); they, and unknown or malformed arguments of `go`, are
 //! reported as [`Parsed::warnings`] while the rest of the command still counts. A line with no
-//! command at all is an error.
+//! command at all is an error, and so is a line that is not text (control characters, or
+//! bytes that were not UTF-8): binary garbage that happens to end in `go` must not start a
+//! search.
 
 use std::fmt;
 
@@ -113,6 +115,9 @@ pub enum CommandError {
         /// The token.
         token: String,
     },
+    /// The line holds control characters or bytes that were not UTF-8 (it is ignored
+    /// whole); the excerpt is escaped.
+    NotText(String),
     /// A number that does not parse (the argument is ignored).
     InvalidNumber {
         /// The argument (e.g. `wtime`).
@@ -127,6 +132,10 @@ impl fmt::Display for CommandError {
         match self {
             CommandError::UnknownCommand(line) => write!(f, "unknown command '{line}'"),
             CommandError::SkippedTokens(tokens) => write!(f, "skipped unknown tokens '{tokens}'"),
+            CommandError::NotText(excerpt) => write!(
+                f,
+                "ignoring a line that is not text (control characters or invalid UTF-8): \"{excerpt}\""
+            ),
             CommandError::MissingArgument { command, what } => {
                 write!(f, "{command}: missing {what}")
             }
@@ -184,8 +193,18 @@ fn excerpt(text: &str) -> String {
     }
 }
 
+/// True for characters no GUI sends: control characters other than whitespace, and the
+/// replacement character that stands for bytes that were not UTF-8.
+fn is_garbage(c: char) -> bool {
+    (c.is_control() && !c.is_ascii_whitespace()) || c == char::REPLACEMENT_CHARACTER
+}
+
 /// Parses one line. `Ok(None)` for a blank line.
 pub fn parse(line: &str) -> Result<Option<Parsed>, CommandError> {
+    if line.chars().any(is_garbage) {
+        let escaped: String = line.trim().chars().take(40).flat_map(char::escape_debug).collect();
+        return Err(CommandError::NotText(escaped));
+    }
     // Tokens with their byte offsets, so that `setoption` values keep their inner spacing.
     let tokens: Vec<(usize, &str)> = line
         .split_ascii_whitespace()

@@ -295,7 +295,7 @@ impl Engine {
                 }
                 self.output.line("readyok");
             }
-            Command::SetOption { name, value } => match self.options.set(&name, value.as_deref()) {
+            Command::SetOption { name, value } => match self.set_option(&name, value.as_deref()) {
                 Ok(OptionId::Variant | OptionId::Chess960 | OptionId::Start) => {
                     // Takes effect at the next `position`; a GUI that sends no `position` before
                     // `go` gets the new variant's start position.
@@ -340,6 +340,19 @@ impl Engine {
             self.signal(Signal::Stop);
         }
         self.reap(true);
+    }
+
+    /// `setoption`, saying in an `info string` when a value was clamped into its range.
+    fn set_option(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+    ) -> Result<OptionId, crate::options::OptionError> {
+        let id = self.options.set(name, value)?;
+        if let Some(note) = value.and_then(|v| id.clamp_note(v)) {
+            self.output.info_string(&note);
+        }
+        Ok(id)
     }
 
     fn error(&self, message: &str) {

@@ -178,6 +178,22 @@ impl OptionId {
     pub fn from_uci_name(name: &str) -> Option<OptionId> {
         OptionId::ALL.into_iter().find(|id| id.uci_name().eq_ignore_ascii_case(name.trim()))
     }
+
+    /// What [`Options::set`] does to a spin value outside the range, said for an `info
+    /// string` (`None` for other options and values in range): `Threads 0 is below its
+    /// minimum 1: using 1`.
+    pub fn clamp_note(self, value: &str) -> Option<String> {
+        let range = self.range()?;
+        let n: i128 = value.trim().parse().ok()?;
+        let name = self.uci_name();
+        if n < i128::from(range.min) {
+            Some(format!("{name} {n} is below its minimum {}: using {}", range.min, range.min))
+        } else if n > i128::from(range.max) {
+            Some(format!("{name} {n} is above its maximum {}: using {}", range.max, range.max))
+        } else {
+            None
+        }
+    }
 }
 
 /// The current value of every option.
@@ -335,10 +351,18 @@ impl Options {
     }
 
     /// Applies `setoption name <name> [value <value>]` and returns the option changed. Spin
-    /// values outside the range are clamped into it; a check's value is `true` or `false`; a
+    /// values outside the range are clamped into it (the engine says so with
+    /// [`OptionId::clamp_note`]); a check's value is `true` or `false`; a
     /// `Model` of `<empty>` or nothing clears the model.
     pub fn set(&mut self, name: &str, value: Option<&str>) -> Result<OptionId, OptionError> {
-        let id = OptionId::from_uci_name(name).ok_or_else(|| OptionError::Unknown(name.into()))?;
+        // A name may be arbitrarily long: the error quotes its start only.
+        let id = OptionId::from_uci_name(name).ok_or_else(|| {
+            OptionError::Unknown(if name.chars().count() > 64 {
+                format!("{}...", name.chars().take(64).collect::<String>())
+            } else {
+                name.to_string()
+            })
+        })?;
         let value = value.map(str::trim);
         let invalid = |value: &str, expected: String| OptionError::InvalidValue {
             option: id,

@@ -3,6 +3,7 @@
 mod bomb;
 mod common;
 mod gating;
+mod hostile;
 mod matches;
 mod rating;
 mod stats;
