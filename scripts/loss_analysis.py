@@ -115,9 +115,8 @@ def main():
     times = [float(t) for t in args.times.split(",") if t]
 
     fsf = chess.engine.SimpleEngine.popen_uci(args.fsf)
-    fsf.configure({"UCI_Variant": "atomic", "Threads": 1, "Hash": 64})
+    fsf.configure({"Threads": 1, "Hash": 64})
     eng = chess.engine.SimpleEngine.popen_uci(shlex.split(args.engine))
-    eng.configure({"UCI_Variant": "atomic"})
     out = open(args.json, "w") if args.json else None
 
     lost = mates = avoided = sees = found = 0
@@ -131,9 +130,9 @@ def main():
             result = game.headers.get("Result")
             white = game.headers.get("White")
             black = game.headers.get("Black")
-            if player not in (white, black):
+            if args.player not in (white, black):
                 continue
-            if (result == "1-0" and black == player) or (result == "0-1" and white == player):
+            if (result == "1-0" and black == args.player) or (result == "0-1" and white == args.player):
                 pass
             else:
                 continue
