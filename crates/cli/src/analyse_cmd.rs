@@ -116,14 +116,27 @@ pub fn run(args: AnalyseArgs) -> Result<()> {
         out.push_str(&analyse::annotated_pgn(game, &result, &annotator));
         if !args.quiet {
             let side = |color: Color| {
+                let name = if color == Color::White { "White" } else { "Black" };
                 let (inaccuracies, mistakes, blunders) = result.counts(game, color);
-                format!(
-                    "{inaccuracies} inaccuracies, {mistakes} mistakes, {blunders} blunders ({})",
-                    game.tag(if color == Color::White { "White" } else { "Black" }).unwrap_or("?")
-                )
+                let count = |n: usize, one: &str, many: &str| match n {
+                    0 => None,
+                    1 => Some(format!("1 {one}")),
+                    n => Some(format!("{n} {many}")),
+                };
+                let marks: Vec<String> = [
+                    count(inaccuracies, "inaccuracy", "inaccuracies"),
+                    count(mistakes, "mistake", "mistakes"),
+                    count(blunders, "blunder", "blunders"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let marks =
+                    if marks.is_empty() { "no marks".to_string() } else { marks.join(", ") };
+                format!("{name} ({}) {marks}", game.tag(name).unwrap_or("?"))
             };
             eprintln!(
-                "game {}: {} moves; White: {}; Black: {}",
+                "game {} ({} plies): {}; {}",
                 i + 1,
                 game.moves.len(),
                 side(Color::White),

@@ -755,7 +755,7 @@ fn analyse_annotates_a_pgn_from_a_file_or_stdin_and_rejects_bad_input() {
         .filter_map(|l| l.strip_prefix("[PlyCount \"")?.strip_suffix("\"]")?.parse::<usize>().ok())
         .sum();
     assert_eq!(text.matches("[%eval ").count(), plies, "one eval per move: {text}");
-    assert!(stderr(&o).contains("game 2: "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("game 2 ("), "{}", stderr(&o));
 
     // The same from standard input, with a time budget, to standard output.
     let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
