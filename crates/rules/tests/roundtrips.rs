@@ -119,12 +119,8 @@ fn annotated_pgn_reads_back_as_the_same_game() {
             let legal = pos.legal_moves();
             notes.push(MoveNote {
                 nags: if ply % 3 == 0 { vec![4] } else { Vec::new() },
-                comment: if ply % 2 == 0 {
-                    format!("[%eval {ply}.5] a}}b")
-                } else {
-                    String::new()
-                },
-                // Another legal move and a reply, when there are any.
+                comment: if ply % 2 == 0 { format!("[%eval {ply}.5] a}}b") } else { String::new() },
+                // Another legal move, when there is one.
                 variation: legal.iter().copied().filter(|&v| v != m).take(1).collect(),
             });
             pos.play_unchecked(m);
