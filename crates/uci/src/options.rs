@@ -393,8 +393,19 @@ impl Options {
             OptionId::Variant => {
                 let v = required()?;
                 let all = || Variant::ALL.map(Variant::name).join(", ");
-                let variant =
-                    Variant::from_name(v).ok_or_else(|| invalid(v, format!("one of {}", all())))?;
+                let variant = Variant::from_name(v).ok_or_else(|| {
+                    // Standard chess (python-chess asks for `chess`; lichess-bot's default
+                    // variant is `standard`) gets a reason, not only the list.
+                    let standard = ["chess", "standard", "chess960", "fromposition"]
+                        .iter()
+                        .any(|name| v.eq_ignore_ascii_case(name));
+                    let why = if standard {
+                        " (atomzero plays atomic chess and its variants, not standard chess)"
+                    } else {
+                        ""
+                    };
+                    invalid(v, format!("one of {}{why}", all()))
+                })?;
                 // The bomb variant (hidden information) is not played by the engine yet.
                 self.variant = variant
                     .require_perfect_information("atomzero uci")
@@ -480,10 +491,8 @@ mod tests {
         o.set("Model", Some("<empty>")).unwrap();
         assert_eq!(o.model, None);
         assert!(matches!(o.set("Hash", Some("lots")), Err(OptionError::InvalidValue { .. })));
-        assert!(matches!(
-            o.set("UCI_Variant", Some("chess")),
-            Err(OptionError::InvalidValue { .. })
-        ));
+        let err = o.set("UCI_Variant", Some("chess")).unwrap_err().to_string();
+        assert!(err.contains("atomic") && err.contains("not standard chess"), "{err}");
         assert_eq!(o.set("Hash", None), Err(OptionError::MissingValue(OptionId::Hash)));
         assert!(matches!(o.set("Contempt", Some("0")), Err(OptionError::Unknown(_))));
         o.set("start", Some("Balanced")).unwrap();
