@@ -255,6 +255,8 @@ fn is_exhausted(search: &Search, max_tree_bytes: usize) -> bool {
 fn answer(output: &Output, root: &Position, legal: &[Move], best: Option<Move>, pv: &[Move]) {
     if legal.is_empty() {
         let outcome = root.outcome();
+        // A decided game was lost by the side to move: a position whose side to move has won
+        // (the other king gone) is not a valid `Position`.
         let score = if outcome.is_some_and(|o| o.winner.is_some()) { "mate 0" } else { "cp 0" };
         let reason = outcome.map_or_else(|| "no legal moves".to_string(), |o| o.to_string());
         output.line(&format!("info depth 0 score {score}"));
