@@ -4,7 +4,7 @@
    `chess.variant.AtomicBoard`, so python-chess sets `UCI_Variant atomic` itself (it refuses to
    unless the engine announces the option with `atomic` among its values). Every move the engine
    sends must be legal on the AtomicBoard. Games: the engine against itself with the given model,
-   and the engine (no model: its documented pure-MCTS fallback) against a seeded random mover
+   and the engine (no --model: the network shipped in the binary) against a seeded random mover
    with each colour.
 2. Raw protocol over a pipe, every read with a timeout: `uci` lists `UCI_Variant` with `atomic`
    as the first value; `go infinite` then `stop` answers a legal `bestmove` within 2 s; junk
@@ -75,13 +75,13 @@ def python_chess_games(args):
             fail(f"UCI_Variant option lacks atomic: {variant}")
         board = chess.variant.AtomicBoard()
         plies = play_game(engine, board, "engine", "engine", chess.engine.Limit(nodes=48), 400, rng)
-        print(f"uci-check: self-play game with {args.model or 'no model'}: {plies} plies, "
+        print(f"uci-check: self-play game with {args.model or 'the shipped network'}: {plies} plies, "
               f"result {board.result(claim_draw=True)}, every move legal on python-chess's AtomicBoard")
     with chess.engine.SimpleEngine.popen_uci([args.engine, "uci"], timeout=30) as engine:
         for white, black in (("engine", "random"), ("random", "engine")):
             board = chess.variant.AtomicBoard()
             plies = play_game(engine, board, white, black, chess.engine.Limit(nodes=48), 400, rng)
-            print(f"uci-check: engine (no model) {white} vs {black}: {plies} plies, "
+            print(f"uci-check: engine (shipped network) {white} vs {black}: {plies} plies, "
                   f"result {board.result(claim_draw=True)}, every move legal")
 
 
@@ -248,7 +248,7 @@ def clock_game(args):
                     fail(f"engine sent {result.move} in {board.fen()}")
                 board.push(result.move)
                 plies += 1
-    print(f"uci-check: 1+0.1: {plies} plies in {games} games with {args.model or 'no model'}, "
+    print(f"uci-check: 1+0.1: {plies} plies in {games} games with {args.model or 'the shipped network'}, "
           f"slowest move {slowest * 1000:.0f} ms, lowest clock after a move "
           f"{lowest * 1000:.0f} ms: never out of time")
 
