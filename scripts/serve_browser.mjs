@@ -10,10 +10,14 @@
 // 3. Play: a game against the run's best network, by clicking squares: first an illegal move
 //    (the server's message is shown), then seeded random legal moves (captures first) until the
 //    game ends; the PGN is downloaded and has the run's [Variant] ("Atomic" for atomic).
+// 4. With --big-url (a second server over a run of --big-generations generations with
+//    eval_games = 0): the "now" panel and the charts come first, the Elo chart on the first
+//    screen; the generations table shows 20 rows a page, newest first, and pages back to
+//    generation 0; the page says how to rate the run's networks (atomzero gauntlet).
 //
 // Every wait is on a condition with a timeout; screenshots go to --shots.
 // Usage: node scripts/serve_browser.mjs --url URL --run DIR --bin ATOMZERO --shots DIR
-//        --chromium PATH --modules NODE_MODULES_DIR
+//        --chromium PATH --modules NODE_MODULES_DIR [--big-url URL --big-generations N]
 import {createRequire} from "node:module"
 import {execFileSync} from "node:child_process"
 import fs from "node:fs"
@@ -74,6 +78,7 @@ try {
   check(await page.$$eval("#loss-chart path", (p) => p.length) >= 1, "the loss chart has lines")
   check((await page.textContent("#config")).includes("[selfplay]"), "the resolved config is shown")
   check(/generation \d+/.test(await page.textContent("#status")), "the status line says where the run is")
+  check(await page.$eval("#elo-hint", (e) => e.hidden), "a run that rates its networks shows no rating hint")
   await shot(page, "dashboard.png")
 
   // Extend the run by one generation while the page is open: it must appear without a reload.
@@ -229,6 +234,38 @@ try {
   const variantTag = `[Variant "${final.variant[0].toUpperCase()}${final.variant.slice(1)}"]`
   check(pgn.includes(variantTag) && pgn.includes(`[Result "${final.result}"]`), `the downloaded PGN has ${variantTag} and the result`)
   check(fs.readFileSync(path.join(args.run, final.pgn_file), "utf8") === pgn, `the game is saved in the run as ${final.pgn_file}`)
+
+  // --- 4. The dashboard at a real run's size ------------------------------------------------
+  if (args["big-url"]) {
+    const big = await context.newPage()
+    const n = Number(args["big-generations"])
+    const pages = Math.ceil(n / 20)
+    await big.goto(args["big-url"])
+    await big.waitForFunction(() => document.querySelectorAll("#generations tbody tr").length > 0, null, WAIT)
+    const shown = () => big.$$eval("#generations tbody tr", (trs) => trs.map((tr) => Number(tr.dataset.generation)))
+    let rows = await shown()
+    check(rows.length === 20 && rows[0] === n - 1 && rows[19] === n - 20,
+      `a ${n}-generation run's table shows its newest 20 generations (${rows[0]}..${rows[19]})`)
+    check((await big.textContent("#generations-page")) === `page 1 of ${pages}`, `the table is paged (page 1 of ${pages})`)
+    const top = (selector) => big.$eval(selector, (e) => e.getBoundingClientRect().top + window.scrollY)
+    const [now, elo, loss, table] = [await top("#status-card"), await top("#elo-chart"), await top("#loss-chart"), await top("#generations-card")]
+    check(now < elo && elo < table && loss < table, `the now panel and the charts come before the table (${now} < ${elo}, ${loss} < ${table})`)
+    const height = big.viewportSize().height
+    check(elo + 260 <= height, `the Elo chart is on the first screen (it ends at ${elo + 260} px of ${height})`)
+    await big.click("#generations-older")
+    await big.waitForFunction(() => document.querySelector("#generations-page").textContent.startsWith("page 2 "), null, WAIT)
+    rows = await shown()
+    check(rows[0] === n - 21, `"older" shows the next page (from generation ${rows[0]})`)
+    await big.click("#generations-last")
+    await big.waitForFunction((p) => document.querySelector("#generations-page").textContent === `page ${p} of ${p}`, pages, WAIT)
+    rows = await shown()
+    check(rows[rows.length - 1] === 0 && rows.length === n - 20 * (pages - 1), `the last page ends at generation 0 (${rows.length} rows)`)
+    const hint = await big.$eval("#elo-hint", (e) => (e.hidden ? "" : e.textContent))
+    check(hint.includes("eval_games = 0") && hint.includes("atomzero gauntlet --run "),
+      `a run without ratings says how to rate its networks: "${hint.slice(0, 80)}..."`)
+    await big.click("#generations-first")
+    await shot(big, "dashboard-big.png")
+  }
 
   check(errors.length === 0, `no script errors in the pages${errors.length ? ": " + errors.join("; ") : ""}`)
   console.log(`serve-browser: ${passed} passed, 0 failed`)

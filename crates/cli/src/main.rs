@@ -1,6 +1,8 @@
 //! The `atomzero` binary: thin glue over the library crates. Only this crate knows clap and
-//! `anyhow`.
+//! `anyhow`. Started with no command it is the UCI engine, as lc0 and Stockfish are: that is
+//! how lichess-bot, cutechess-cli and chess GUIs start an engine.
 
+mod analyse_cmd;
 mod bench_cmd;
 mod config;
 mod export_cmd;
@@ -23,11 +25,18 @@ use std::process::ExitCode;
 #[command(
     name = "atomzero",
     version,
-    about = "AlphaZero-style self-play training for atomic chess"
+    about = "AlphaZero-style self-play training for atomic chess",
+    after_help = "With no command, atomzero is the UCI engine on standard input and output \
+                  (`atomzero uci`, with the options above), as GUIs, cutechess-cli and lichess-bot \
+                  start an engine.",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// With no command: the arguments of `atomzero uci`.
+    #[command(flatten)]
+    uci: uci_cmd::UciArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -52,8 +61,13 @@ enum Command {
     Gate(match_cmd::GateArgs),
     /// Rate the networks of runs against a ladder (Fairy-Stockfish included) by CPU time.
     Gauntlet(gauntlet_cmd::GauntletArgs),
-    /// Run as a UCI engine (for GUIs, cutechess-cli, python-chess, lichess-bot).
+    /// Run as a UCI engine (for GUIs, cutechess-cli, python-chess, lichess-bot); also what
+    /// `atomzero` with no command does.
     Uci(uci_cmd::UciArgs),
+    /// Analyse the games of a PGN: `[%eval]` on every move, the engine's moves, and
+    /// inaccuracies, mistakes and blunders marked as lichess does.
+    #[command(visible_alias = "analyze")]
+    Analyse(analyse_cmd::AnalyseArgs),
     /// Export a network as ONNX or safetensors (+ JSON sidecar).
     Export(export_cmd::ExportArgs),
     /// Throughput benchmarks (search, network, a run location's ingest rate).
@@ -97,7 +111,8 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let result = match cli.command {
+    let Cli { command, uci } = cli;
+    let result = match command.unwrap_or(Command::Uci(uci)) {
         Command::Run(args) => run_cmd::run(args),
         Command::Trainer(args) => run_cmd::trainer(args),
         Command::Worker(args) => run_cmd::worker(args),
@@ -108,6 +123,7 @@ fn main() -> ExitCode {
         Command::Gate(args) => match_cmd::run_gate(args).map(|()| ExitCode::SUCCESS),
         Command::Gauntlet(args) => gauntlet_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Uci(args) => uci_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Analyse(args) => analyse_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Export(args) => export_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => serve_cmd::run(args).map(|()| ExitCode::SUCCESS),

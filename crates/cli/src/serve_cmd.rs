@@ -64,6 +64,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let options = ServeOptions {
         run_dir: args.run.clone(),
         variant: config.perfect_information_variant("atomzero serve")?,
+        eval_games: config.run.eval_games,
         models: Arc::new(NetLoader { device: config.device()? }),
         scalars: Arc::new(read_scalars),
         poll: Duration::from_millis(args.poll_ms.max(50)),

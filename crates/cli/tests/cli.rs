@@ -676,3 +676,118 @@ fn uci_with_start_balanced_answers_with_a_removal() {
     let removal = bestmove.split_whitespace().nth(1).unwrap();
     assert!(removal.starts_with('@') && removal.len() == 3, "{out}");
 }
+
+/// lichess-bot, cutechess-cli and GUIs start an engine with no arguments (lichess-bot adds
+/// only `--key=value` flags): `atomzero` alone must speak UCI, `--model=...` included.
+#[test]
+fn atomzero_with_no_command_speaks_uci() {
+    use std::io::Write;
+    for args in [vec![], vec!["--model=uniform"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+            .args(&args)
+            .env("ATOMZERO_CACHE", temp_dir("uci-no-command"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run atomzero");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"uci\nisready\nposition startpos moves e2e4\ngo nodes 16\nisready\nquit\n")
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let out = stdout(&o);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(out.lines().any(|l| l == "uciok") && out.contains("readyok"), "{args:?}: {out}");
+        assert!(out.contains("option name UCI_ShowWDL type check default false"), "{out}");
+        let bestmove = out.lines().find(|l| l.starts_with("bestmove ")).expect("bestmove");
+        assert_ne!(bestmove, "bestmove (none)", "{out}");
+        let model = if args.is_empty() { "atomic.safetensors" } else { "uniform" };
+        assert!(out.contains(model), "{args:?}: {out}");
+    }
+    // Help and the commands are unchanged; a UCI flag next to a command is refused.
+    let o = atomzero(&["--help"]);
+    assert!(o.status.success() && stdout(&o).contains("perft"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("With no command, atomzero is the UCI engine"));
+    let o = atomzero(&["--model", "uniform", "perft", "--depth", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+}
+
+#[test]
+fn analyse_annotates_a_pgn_from_a_file_or_stdin_and_rejects_bad_input() {
+    use std::io::Write;
+    let dir = temp_dir("analyse");
+    let pgn = dir.join("games.pgn");
+    let o = atomzero(&[
+        "match",
+        "--engine",
+        "net:uniform,nodes=16",
+        "--engine",
+        "greedy",
+        "--games",
+        "2",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.join("analysed.pgn");
+    let o = atomzero(&[
+        "analyse",
+        pgn.to_str().unwrap(),
+        "--model",
+        "uniform",
+        "--nodes",
+        "50",
+        "--threads",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.matches("[Event ").count(), 2, "{text}");
+    assert_eq!(text.matches("[Annotator \"atomzero ").count(), 2, "{text}");
+    let plies: usize = std::fs::read_to_string(&pgn)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("[PlyCount \"")?.strip_suffix("\"]")?.parse::<usize>().ok())
+        .sum();
+    assert_eq!(text.matches("[%eval ").count(), plies, "one eval per move: {text}");
+    assert!(stderr(&o).contains("game 2 ("), "{}", stderr(&o));
+
+    // The same from standard input, with a time budget, to standard output.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .args(["analyse", "-", "--model", "uniform", "--nodes", "0", "--movetime", "5", "-q"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"1. e4 e5 2. Nf3 *\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("[%eval ").count(), 3, "{}", stdout(&o));
+    assert!(stderr(&o).is_empty(), "quiet: {}", stderr(&o));
+
+    // Bad input: one line naming the file and the problem, exit code 2.
+    let bad = dir.join("bad.pgn");
+    std::fs::write(&bad, "1. e4 e5 2. Ke3 *\n").unwrap();
+    let missing = dir.join("missing.pgn");
+    let empty = dir.join("empty.pgn");
+    std::fs::write(&empty, "\n").unwrap();
+    for (args, needle) in [
+        (vec!["analyse", bad.to_str().unwrap()], "bad.pgn: pgn game 1: ply 3"),
+        (vec!["analyse", missing.to_str().unwrap()], "cannot read"),
+        (vec!["analyse", empty.to_str().unwrap()], "no games"),
+        (vec!["analyse", pgn.to_str().unwrap(), "--nodes", "0"], "--movetime"),
+        (vec!["analyse", pgn.to_str().unwrap(), "--model", "/no/such/net"], "cannot load"),
+    ] {
+        let o = atomzero(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}

@@ -11,6 +11,8 @@
 //!   (`softmax(logit + σ(completed Q))`) as the training target, as an alternative to PUCT
 //!   at the root (`SearchConfig::gumbel`).
 //! - [`lcb`]: the move to play by lower confidence bound (`SearchConfig::lcb_stdevs`).
+//! - [`mate`]: the exact distance of a proven win or loss (`score mate N`), by a small
+//!   search on the rules.
 //! - [`pimc`]: the bomb variant's search under hidden information: Perfect-Information Monte
 //!   Carlo over worlds drawn from a player's information set and belief ([`Pimc`]), each
 //!   searched by a [`Search`].
@@ -19,6 +21,7 @@ pub mod config;
 pub mod evaluator;
 pub mod gumbel;
 pub mod lcb;
+pub mod mate;
 pub mod pimc;
 pub mod rng;
 mod root;
@@ -31,6 +34,7 @@ pub use evaluator::{
     EvalRequest, Evaluation, Evaluations, Evaluator, PolicyTemperature, RandomEvaluator,
     UniformEvaluator,
 };
+pub use mate::{Mate, MateLimits, mate_distance};
 pub use pimc::Pimc;
 pub use rng::Rng;
 pub use search::{ChildStats, Leaf, Search, pending_requests};

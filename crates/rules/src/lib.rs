@@ -59,7 +59,7 @@ pub use game::Game;
 pub use mv::{Move, MoveKind, MoveList};
 pub use outcome::{Outcome, Termination};
 pub use perft::{divide, perft};
-pub use pgn::{PgnError, PgnGame, read_pgn};
+pub use pgn::{MoveNote, PgnError, PgnGame, read_pgn};
 pub use position::{PlayError, Position, PositionError, PositionErrorKind};
 pub use role::{Piece, Role};
 pub use san::SanError;

@@ -1,5 +1,7 @@
 //! PGN: writing games (Seven Tag Roster, `[Variant]`, `[SetUp]`/`[FEN]` for non-standard
-//! starts, `[Termination]`) and reading them back (comments, NAGs and variations skipped).
+//! starts, `[Termination]`; with [`PgnGame::write_annotated`] also NAGs, comments and
+//! variations after moves, as an analysis writes them) and reading them back (comments, NAGs
+//! and variations skipped).
 //!
 //! A game from the Balanced start ([`crate::start`]) records White's removal in a tag,
 //! `[Balanced "e2"]` (the removed pawn's square), followed by `[SetUp "1"]` and the `[FEN]` of
@@ -80,6 +82,13 @@ impl PgnGame {
 
     /// Writes the game as PGN text (ends with a blank line).
     pub fn write(&self) -> String {
+        self.write_annotated(&[])
+    }
+
+    /// Writes the game as PGN text with `notes[i]` (NAGs, a comment, a variation) after move
+    /// `i` of [`PgnGame::moves`]; missing notes are empty. Notes of moves written in tags (the
+    /// Balanced start's removal, the bomb variant's choices) are not written.
+    pub fn write_annotated(&self, notes: &[MoveNote]) -> String {
         let mut out = String::new();
         let mut tag = |name: &str, value: &str| {
             out.push_str(&format!(
@@ -160,15 +169,40 @@ impl PgnGame {
 
         let mut tokens = Vec::with_capacity(moves.len() * 3 / 2 + 1);
         let mut pos = movetext_start;
+        // Notes are indexed by `self.moves`; the movetext starts `skipped` moves in.
+        let skipped = self.moves.len() - moves.len();
+        let mut numbered = false;
         for (i, &m) in moves.iter().enumerate() {
-            let white = pos.turn() == crate::Color::White;
-            if white {
-                tokens.push(format!("{}.", pos.fullmoves()));
-            } else if i == 0 {
-                tokens.push(format!("{}...", pos.fullmoves()));
-            }
-            tokens.push(pos.san(m));
+            push_move(&mut tokens, &pos, m, !numbered);
+            let note = notes.get(skipped + i);
+            let before = pos;
             pos.play_unchecked(m);
+            numbered = true;
+            let Some(note) = note else { continue };
+            tokens.extend(note.nags.iter().map(|nag| format!("${nag}")));
+            let comment = note.comment.replace('}', ")");
+            if !comment.trim().is_empty() {
+                tokens.push(format!("{{ {} }}", comment.trim()));
+                numbered = false;
+            }
+            let mut line = before;
+            let mut variation = Vec::new();
+            for &v in &note.variation {
+                if !line.legal_moves().contains(&v) {
+                    break;
+                }
+                let first = variation.is_empty();
+                push_move(&mut variation, &line, v, first);
+                line.play_unchecked(v);
+            }
+            if !variation.is_empty() {
+                variation[0].insert(0, '(');
+                if let Some(last) = variation.last_mut() {
+                    last.push(')');
+                }
+                tokens.extend(variation);
+                numbered = false;
+            }
         }
         tokens.push(result.to_string());
         let mut line_len = 0;
@@ -186,6 +220,29 @@ impl PgnGame {
         out.push_str("\n\n");
         out
     }
+}
+
+/// What [`PgnGame::write_annotated`] writes after a move.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MoveNote {
+    /// Numeric annotation glyphs, written `$n` (`$2` mistake, `$4` blunder, `$6` dubious).
+    pub nags: Vec<u8>,
+    /// A comment, written in braces (a `}` in it becomes `)`); empty: none.
+    pub comment: String,
+    /// A variation in place of the move: moves from the position before it, written as far
+    /// as they are legal; empty: none.
+    pub variation: Vec<Move>,
+}
+
+/// Pushes the SAN of `m` in `pos`, after its move number when White moves or when
+/// `number_black` asks for Black's (`12...`: at the start and after a comment or variation).
+fn push_move(tokens: &mut Vec<String>, pos: &Position, m: Move, number_black: bool) {
+    if pos.turn() == Color::White {
+        tokens.push(format!("{}.", pos.fullmoves()));
+    } else if number_black {
+        tokens.push(format!("{}...", pos.fullmoves()));
+    }
+    tokens.push(pos.san(m));
 }
 
 /// Why a game in a PGN could not be read.

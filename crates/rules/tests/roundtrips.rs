@@ -4,7 +4,7 @@
 
 mod common;
 
-use atomzero_rules::{CastlingMode, Game, Move, PgnGame, Position, Variant, read_pgn};
+use atomzero_rules::{CastlingMode, Game, Move, MoveNote, PgnGame, Position, Variant, read_pgn};
 use common::Rng;
 
 /// Random positions of every variant, some from Chess960 starts.
@@ -95,6 +95,56 @@ fn colour_flip_mirrors_the_legal_moves() {
         theirs.sort();
         assert_eq!(ours, theirs, "{} vs {}", pos.fen(), flipped.fen());
         assert_eq!(pos.outcome().map(|o| o.termination), flipped.outcome().map(|o| o.termination));
+    }
+}
+
+/// Annotated PGN (NAGs, comments, variations after moves, as `atomzero analyse` writes it)
+/// reads back as the same game, and every note is where it belongs.
+#[test]
+fn annotated_pgn_reads_back_as_the_same_game() {
+    let mut rng = Rng::new(45);
+    for i in 0..60 {
+        let variant = Variant::ALL[i % Variant::ALL.len()];
+        let start = Position::new(variant);
+        let mut game = Game::new(start);
+        while game.outcome().is_none() && game.ply() < 80 {
+            let moves = game.position().legal_moves();
+            game.play(moves[rng.below(moves.len())]).unwrap();
+        }
+        let mut pgn = PgnGame::new(start);
+        pgn.moves = game.moves().to_vec();
+        let mut notes = Vec::new();
+        let mut pos = start;
+        for (ply, &m) in pgn.moves.iter().enumerate() {
+            let legal = pos.legal_moves();
+            notes.push(MoveNote {
+                nags: if ply % 3 == 0 { vec![4] } else { Vec::new() },
+                comment: if ply % 2 == 0 { format!("[%eval {ply}.5] a}}b") } else { String::new() },
+                // Another legal move, when there is one.
+                variation: legal.iter().copied().filter(|&v| v != m).take(1).collect(),
+            });
+            pos.play_unchecked(m);
+        }
+        let text = pgn.write_annotated(&notes);
+        let read = read_pgn(&text).pop().unwrap().unwrap();
+        assert_eq!(read.moves, pgn.moves, "{text}");
+        if !pgn.moves.is_empty() {
+            assert!(text.contains("$4 { [%eval 0.5] a)b }"), "{text}");
+        }
+        // After a comment or a variation the next move carries its number (`12...` for
+        // Black's).
+        let movetext = &text[text.find("\n\n").unwrap()..];
+        let tokens: Vec<&str> = movetext.split_whitespace().collect();
+        for pair in tokens.windows(2) {
+            if pair[0].ends_with('}') || pair[0].ends_with(')') {
+                let next = pair[1];
+                let numbered = next.starts_with(|c: char| c.is_ascii_digit());
+                let result = matches!(next, "1-0" | "0-1" | "1/2-1/2" | "*");
+                let note = next.starts_with(['(', '{']);
+                assert!(numbered || result || note, "{} {next}: {text}", pair[0]);
+            }
+        }
+        assert_eq!(pgn.write_annotated(&[]), pgn.write());
     }
 }
 

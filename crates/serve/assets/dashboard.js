@@ -1,5 +1,6 @@
-// The dashboard: /api/summary drawn as a status line, the generations table and three charts,
-// refreshed whenever the run directory changes.
+// The dashboard: /api/summary drawn as a status line, three charts and the generations table
+// (newest first, GENERATIONS_PAGE rows a page), refreshed whenever the run directory changes.
+// A run that rates no network (eval_games = 0) gets a line saying how to rate them.
 import {api, onRunChange, el, num, duration} from "/assets/common.js"
 
 const SVG = "http://www.w3.org/2000/svg"
@@ -89,6 +90,46 @@ function chart(svg, {series, hlines = [], xLabel, integerX = false}) {
   }
 }
 
+/** Rows of the generations table per page (a long run has hundreds). */
+const GENERATIONS_PAGE = 20
+/** The page shown (0: the newest generations); kept across live refreshes. */
+let generationsPage = 0
+let lastSummary = null
+
+function renderGenerations(generations) {
+  const pages = Math.max(1, Math.ceil(generations.length / GENERATIONS_PAGE))
+  generationsPage = Math.min(generationsPage, pages - 1)
+  const newestFirst = [...generations].reverse()
+  const shown = newestFirst.slice(generationsPage * GENERATIONS_PAGE, (generationsPage + 1) * GENERATIONS_PAGE)
+  document.getElementById("generations-note").textContent = generations.length
+    ? `(${generations.length}, newest first)` : ""
+  const pager = document.getElementById("generations-pager")
+  const go = (page) => { generationsPage = page; if (lastSummary) renderGenerations(lastSummary.generations) }
+  const button = (label, page, id) => {
+    const b = el("button", {id, type: "button"}, label)
+    if (page < 0 || page >= pages) b.disabled = true
+    else b.addEventListener("click", () => go(page))
+    return b
+  }
+  pager.replaceChildren(...(pages > 1 ? [
+    button("« newest", 0, "generations-first"), button("‹ newer", generationsPage - 1, "generations-newer"),
+    el("span", {id: "generations-page"}, `page ${generationsPage + 1} of ${pages}`),
+    button("older ›", generationsPage + 1, "generations-older"), button("oldest »", pages - 1, "generations-last"),
+  ] : []))
+  const tbody = document.querySelector("#generations tbody")
+  tbody.replaceChildren(...shown.map((g) => {
+    const gate = g.gate ? `+${g.gate[0]} =${g.gate[1]} −${g.gate[2]} (${num(100 * (g.gate[0] + g.gate[1] / 2) / Math.max(1, g.gate[0] + g.gate[1] + g.gate[2]), 1)}%)` : "–"
+    const decision = g.generation === 0 ? el("span", {class: "muted"}, "initial")
+      : g.promoted === true ? el("span", {class: "promoted"}, "promoted")
+      : g.promoted === false ? el("span", {class: "rejected"}, "rejected") : el("span", {class: "muted"}, "in progress")
+    return el("tr", {"data-generation": g.generation},
+      el("td", {}, g.generation), el("td", {}, g.best || "–"), el("td", {}, gate), el("td", {}, decision),
+      el("td", {}, g.elo !== null && g.elo !== undefined ? `${num(g.elo, 1)} ± ${num(g.elo_error, 1)}` : "–"),
+      el("td", {}, num(g.positions_per_sec)), el("td", {}, num(g.games_per_hour)), el("td", {}, num(g.game_length, 1)),
+      el("td", {}, duration(g.elapsed_secs)), el("td", {}, duration(g.cpu_secs)))
+  }))
+}
+
 const BASELINE_COLORS = ["#c81e1e", "#008c3c", "#963caa", "#dc7800", "#0096aa", "#6e6e6e"]
 
 function render(s) {
@@ -115,18 +156,8 @@ function render(s) {
     `training step ${st.checkpoint_step ?? "–"} · wall ${duration(st.elapsed_secs)} · CPU ${duration(st.cpu_secs)}`
   document.getElementById("warnings").textContent = s.warnings.join(" · ")
 
-  const tbody = document.querySelector("#generations tbody")
-  tbody.replaceChildren(...[...s.generations].reverse().map((g) => {
-    const gate = g.gate ? `+${g.gate[0]} =${g.gate[1]} −${g.gate[2]} (${num(100 * (g.gate[0] + g.gate[1] / 2) / Math.max(1, g.gate[0] + g.gate[1] + g.gate[2]), 1)}%)` : "–"
-    const decision = g.generation === 0 ? el("span", {class: "muted"}, "initial")
-      : g.promoted === true ? el("span", {class: "promoted"}, "promoted")
-      : g.promoted === false ? el("span", {class: "rejected"}, "rejected") : el("span", {class: "muted"}, "in progress")
-    return el("tr", {"data-generation": g.generation},
-      el("td", {}, g.generation), el("td", {}, g.best || "–"), el("td", {}, gate), el("td", {}, decision),
-      el("td", {}, g.elo !== null && g.elo !== undefined ? `${num(g.elo, 1)} ± ${num(g.elo_error, 1)}` : "–"),
-      el("td", {}, num(g.positions_per_sec)), el("td", {}, num(g.games_per_hour)), el("td", {}, num(g.game_length, 1)),
-      el("td", {}, duration(g.elapsed_secs)), el("td", {}, duration(g.cpu_secs)))
-  }))
+  lastSummary = s
+  renderGenerations(s.generations)
 
   const baselines = s.elo.baselines.map((b, i) => ({y: b.elo, label: b.name, color: BASELINE_COLORS[i % BASELINE_COLORS.length]}))
   chart(document.getElementById("elo-chart"), {
@@ -134,6 +165,15 @@ function render(s) {
     hlines: baselines, xLabel: "generation", integerX: true,
   })
   document.getElementById("elo-note").textContent = `(${s.elo.points.length} rated, 95% error bars; from eval/ratings.csv)`
+  const hint = document.getElementById("elo-hint")
+  hint.hidden = !s.rating_hint
+  if (s.rating_hint) {
+    hint.replaceChildren("This run plays no evaluation matches (", el("code", {}, "eval_games = 0"),
+      "), so none of its networks is rated here. Rate them against the ladder (Fairy-Stockfish included when built) with ",
+      el("code", {id: "gauntlet-command"}, s.rating_hint.command),
+      "; the ratings go to its gauntlet/ directory (ratings.csv, networks.csv, elo-cpu.svg).",
+      ...(s.rating_hint.gauntlet_chart ? [" ", el("a", {href: "/run/gauntlet/elo-cpu.svg"}, "gauntlet/elo-cpu.svg")] : []))
+  }
   document.getElementById("elo-legend").replaceChildren(
     el("span", {}, el("i", {style: "background:#1f4fb4"}), "networks"),
     ...baselines.map((b) => el("span", {}, el("i", {style: `background:${b.color}`}), b.label)))

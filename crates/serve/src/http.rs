@@ -48,6 +48,8 @@ pub struct AppState {
     pub root: PathBuf,
     /// The run's variant.
     pub variant: Variant,
+    /// The run's `eval_games`.
+    pub eval_games: usize,
     /// TensorBoard reader.
     pub scalars: ScalarReader,
     /// How often the watcher looks.
@@ -74,6 +76,7 @@ impl AppState {
             play: PlayManager::new(root.clone(), options.variant, options.models),
             root,
             variant: options.variant,
+            eval_games: options.eval_games,
             scalars: options.scalars,
             poll: options.poll,
             version: watch::Sender::new(0),
@@ -185,8 +188,10 @@ async fn blocking_json<T: Serialize + Send + 'static>(
 }
 
 async fn api_summary(State(state): Shared) -> Response {
-    blocking_json(move || Ok(summary::summarize(&state.root, state.variant.name(), &state.scalars)))
-        .await
+    blocking_json(move || {
+        Ok(summary::summarize(&state.root, state.variant.name(), state.eval_games, &state.scalars))
+    })
+    .await
 }
 
 async fn api_game_files(State(state): Shared) -> Response {

@@ -69,6 +69,9 @@ pub struct ServeOptions {
     pub run_dir: PathBuf,
     /// The run's rule variant (from its `config.toml`): games against a network use it.
     pub variant: Variant,
+    /// Games per baseline in the run's evaluation (`eval_games` of its `config.toml`): with 0
+    /// the run rates no network, and the dashboard says how to rate them.
+    pub eval_games: usize,
     /// Loads the run's networks for play.
     pub models: Arc<dyn ModelLoader + Send + Sync>,
     /// Reads the run's TensorBoard scalars.

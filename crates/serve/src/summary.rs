@@ -8,6 +8,7 @@
 //! | `elo` | `eval/ratings.csv`, split into networks (by generation) and baselines as `eval/elo.svg` is drawn |
 //! | `losses` | TensorBoard `loss/total`, `loss/policy`, `loss/value` by training step |
 //! | `config`, `log` | `config.toml` and `log.txt` as text |
+//! | `rating_hint` | for a run with `eval_games = 0` (it rates no network): the `atomzero gauntlet` command that rates them, and whether its chart (`gauntlet/elo-cpu.svg`) exists |
 //!
 //! A file that cannot be read is skipped with a line in `warnings`; the rest is still shown.
 
@@ -38,8 +39,19 @@ pub struct Summary {
     pub config: String,
     /// `log.txt`, one entry per line.
     pub log: Vec<String>,
+    /// How to rate the run's networks, for a run that plays no evaluation games.
+    pub rating_hint: Option<RatingHint>,
     /// Files that could not be read, and why.
     pub warnings: Vec<String>,
+}
+
+/// What the dashboard says about rating a run that plays no evaluation games.
+#[derive(Clone, Debug, Serialize)]
+pub struct RatingHint {
+    /// The command that rates the run's networks.
+    pub command: String,
+    /// `gauntlet/elo-cpu.svg` exists (that command's chart, at its default output).
+    pub gauntlet_chart: bool,
 }
 
 /// Where the run is.
@@ -195,8 +207,9 @@ fn json_lines(text: &str) -> impl Iterator<Item = (usize, Result<serde_json::Val
         .map(|(i, l)| (i + 1, serde_json::from_str(l).map_err(|e| e.to_string())))
 }
 
-/// Builds the summary of the run at `root` (canonical), with `variant` from its config.
-pub fn summarize(root: &Path, variant: &str, scalars: &ScalarReader) -> Summary {
+/// Builds the summary of the run at `root` (canonical), with `variant` and `eval_games` from
+/// its config.
+pub fn summarize(root: &Path, variant: &str, eval_games: usize, scalars: &ScalarReader) -> Summary {
     let mut warnings = Vec::new();
     let mut status = Status::default();
 
@@ -366,12 +379,33 @@ pub fn summarize(root: &Path, variant: &str, scalars: &ScalarReader) -> Summary 
         config: rundir::read_text(root, "config.toml").unwrap_or_default(),
         log,
         warnings,
+        rating_hint: (eval_games == 0).then(|| RatingHint {
+            command: format!("atomzero gauntlet --run {}", shell_word(&root.display().to_string())),
+            gauntlet_chart: rundir::resolve(root, "gauntlet/elo-cpu.svg").is_some(),
+        }),
+    }
+}
+
+/// `word` as one shell word (single-quoted when it holds anything but plain characters).
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("/home/a/runs/tiny"), "/home/a/runs/tiny");
+        assert_eq!(shell_word("/home/a/my runs/x"), "'/home/a/my runs/x'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 
     #[test]
     fn ratings_csv_reads_quoted_names_and_rejects_junk() {

@@ -177,11 +177,16 @@ fn scalars(_: &Path) -> Result<Vec<Scalar>, String> {
 }
 
 fn start(name: &str, variant: Variant) -> TestServer {
+    start_with(name, variant, 20)
+}
+
+fn start_with(name: &str, variant: Variant, eval_games: usize) -> TestServer {
     let run = make_run(name);
     let models = Arc::new(TestModels::default());
     let options = ServeOptions {
         run_dir: run.clone(),
         variant,
+        eval_games,
         models: models.clone(),
         scalars: Arc::new(scalars),
         poll: Duration::from_millis(50),
@@ -350,12 +355,29 @@ fn the_summary_has_the_generations_elo_losses_and_status() {
     assert_eq!(s["log"].as_array().unwrap().len(), 3);
     assert!(s["config"].as_str().unwrap().contains("seed = 3"));
     assert_eq!(s["warnings"].as_array().unwrap().len(), 0, "{}", s["warnings"]);
+    assert!(s["rating_hint"].is_null(), "a run that rates its networks needs no hint");
 
     // A damaged file is reported, the rest still shown.
     std::fs::write(server.run.join("eval/ratings.csv"), "rank,name,elo\n1,x,y\n").unwrap();
     let s = get(server.addr, "/api/summary").json();
     assert!(s["warnings"][0].as_str().unwrap().contains("ratings.csv"), "{}", s["warnings"]);
     assert_eq!(s["generations"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_run_without_evaluation_games_is_told_how_to_rate_its_networks() {
+    let server = start_with("unrated", Variant::Atomic, 0);
+    let s = get(server.addr, "/api/summary").json();
+    let hint = &s["rating_hint"];
+    let command = hint["command"].as_str().unwrap();
+    assert!(command.starts_with("atomzero gauntlet --run /"), "{command}");
+    assert!(command.contains("unrated") && command.ends_with("/run"), "{command}");
+    assert_eq!(hint["gauntlet_chart"], false);
+    // Once the gauntlet has written its chart at its default place, the page links it.
+    std::fs::create_dir_all(server.run.join("gauntlet")).unwrap();
+    std::fs::write(server.run.join("gauntlet/elo-cpu.svg"), "<svg/>").unwrap();
+    let s = get(server.addr, "/api/summary").json();
+    assert_eq!(s["rating_hint"]["gauntlet_chart"], true);
 }
 
 #[test]

@@ -22,7 +22,7 @@ use crate::limits::SearchLimits;
 use crate::options::{OptionId, Options};
 use crate::output::Output;
 use crate::worker::{self, Job, SharedEvaluator, Signal};
-use atomzero_mcts::{PolicyTemperature, Search, SearchConfig, UniformEvaluator};
+use atomzero_mcts::{Search, SearchConfig, UniformEvaluator};
 use atomzero_rules::{CastlingMode, Game, Move, Position};
 use std::fmt;
 use std::io::{self, BufRead};
@@ -458,17 +458,10 @@ impl Engine {
         }
     }
 
-    /// The search settings: the engine's, with the `CPuct`, `FpuReduction` and `LcbStdevs`
-    /// options.
+    /// The search settings: the engine's, with the `CPuct`, `FpuReduction`,
+    /// `FpuReductionAtRoot` and `LcbStdevs` options.
     fn search_config(&self) -> SearchConfig {
-        SearchConfig {
-            c_init: self.options.cpuct,
-            fpu_reduction: self.options.fpu_reduction,
-            fpu_reduction_root: self.options.fpu_reduction_root,
-            lcb_stdevs: self.options.lcb_stdevs,
-            tactics: u8::try_from(self.options.tactics).unwrap_or(u8::MAX),
-            ..self.config.search
-        }
+        self.options.search_config(self.config.search)
     }
 
     /// The tree's size bound (in bytes, see `Search::tree_bytes`) from the `Hash` option: half
@@ -519,14 +512,7 @@ impl Engine {
         }
         let (evaluator, search_config): (SharedEvaluator, SearchConfig) = match &self.model {
             Some(model) => (
-                if self.options.policy_temperature == 1.0 {
-                    Arc::clone(&model.evaluator)
-                } else {
-                    Arc::new(PolicyTemperature {
-                        inner: Arc::clone(&model.evaluator),
-                        temperature: self.options.policy_temperature,
-                    })
-                },
+                self.options.tempered(Arc::clone(&model.evaluator)),
                 SearchConfig { history: model.history, ..self.search_config() },
             ),
             None => (Arc::new(UniformEvaluator), self.search_config()),
@@ -554,6 +540,7 @@ impl Engine {
             max_batch: usize::try_from(self.options.minibatch_size).unwrap_or(1).max(1),
             max_tree_bytes,
             multipv: usize::try_from(self.options.multipv).unwrap_or(1).max(1),
+            show_wdl: self.options.show_wdl,
             info_interval: self.config.info_interval,
             output: self.output.clone(),
             answered: Arc::clone(&answered),
@@ -577,7 +564,7 @@ impl Engine {
                 let legal = self.game.position().legal_moves();
                 let answer = legal
                     .first()
-                    .map_or_else(|| "0000".to_string(), |&m| self.game.position().uci(m));
+                    .map_or_else(|| worker::NO_MOVE.to_string(), |&m| self.game.position().uci(m));
                 self.output.line(&format!("bestmove {answer}"));
             }
         }

@@ -11,8 +11,10 @@
 //! - The crate does not know about networks: a [`ModelLoader`] supplied by the binary turns the
 //!   `Model` option into an [`atomzero_mcts::Evaluator`]; without one the engine plays pure
 //!   MCTS with uniform priors.
-//! - [`options`]: the option table; [`limits`]: time management; [`report`]: `info` lines and
-//!   the value-to-centipawn mapping; [`command`]: parsing.
+//! - [`options`]: the option table; [`limits`]: time management; [`report`]: `info` lines, the
+//!   value-to-centipawn mapping and mate distances; [`command`]: parsing.
+//! - [`analyse`]: game analysis (`atomzero analyse`): every position of a PGN searched with
+//!   the engine's settings, moves judged as lichess does, written back with `[%eval]`.
 //!
 //! ```
 //! use atomzero_uci::{Engine, EngineConfig, NoModelLoader, Output};
@@ -24,6 +26,7 @@
 //! assert!(bestmove.starts_with("bestmove "));
 //! ```
 
+pub mod analyse;
 pub mod command;
 pub mod engine;
 pub mod limits;
@@ -40,5 +43,5 @@ pub use engine::{
 pub use limits::SearchLimits;
 pub use options::{OptionError, OptionId, Options};
 pub use output::Output;
-pub use report::Score;
+pub use report::{MateCache, Score};
 pub use worker::SharedEvaluator;

@@ -13,6 +13,7 @@
 //! | `MultiPV` | spin | number of root moves reported in `info` lines |
 //! | `Move Overhead` | spin (ms) | safety margin subtracted from every time budget |
 //! | `Ponder` | check | accepted for GUIs that set it; `go ponder` works either way |
+//! | `UCI_ShowWDL` | check | `info` lines carry `wdl W D L` (permille for the side to move); off by default, as in Stockfish |
 //! | `Model` | string | weights to load (through the embedder's loader) at the next `isready` or `go`; `<empty>` = none |
 //! | `MinibatchSize` | spin | most leaves gathered (with virtual loss) for one network call; fewer when time is short (lc0's name) |
 //! | `CPuct` | string (number) | PUCT exploration constant at low visit counts (AlphaZero's `c_init`) |
@@ -22,10 +23,12 @@
 //! | `LcbStdevs` | string (number) | play the root move with the highest lower confidence bound of its value, this many standard errors below its mean (KataGo's `lcbStdevs`), instead of the most visited one (default 5); 0 = most visited |
 //! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
 
-use atomzero_mcts::SearchConfig;
+use crate::worker::SharedEvaluator;
+use atomzero_mcts::{PolicyTemperature, SearchConfig};
 use atomzero_rules::{Start, Variant};
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// `PolicyTemperature`'s default: priors flattened as lc0 does in play (its `PolicySoftmaxTemp`
 /// defaults to 1.359). Measured with the shipped network at 1,000 playouts a move (200 games
@@ -63,6 +66,8 @@ pub enum OptionId {
     MoveOverhead,
     /// `Ponder`.
     Ponder,
+    /// `UCI_ShowWDL`.
+    ShowWdl,
     /// `Model`.
     Model,
     /// `MinibatchSize`.
@@ -92,7 +97,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 17] = [
+    pub const ALL: [OptionId; 18] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -102,6 +107,7 @@ impl OptionId {
         OptionId::MultiPv,
         OptionId::MoveOverhead,
         OptionId::Ponder,
+        OptionId::ShowWdl,
         OptionId::Model,
         OptionId::MinibatchSize,
         OptionId::CPuct,
@@ -124,6 +130,7 @@ impl OptionId {
             OptionId::MultiPv => "MultiPV",
             OptionId::MoveOverhead => "Move Overhead",
             OptionId::Ponder => "Ponder",
+            OptionId::ShowWdl => "UCI_ShowWDL",
             OptionId::Model => "Model",
             OptionId::MinibatchSize => "MinibatchSize",
             OptionId::CPuct => "CPuct",
@@ -147,6 +154,7 @@ impl OptionId {
             OptionId::MultiPv => "number of root moves reported",
             OptionId::MoveOverhead => "safety margin per move in milliseconds",
             OptionId::Ponder => "pondering allowed (go ponder works either way)",
+            OptionId::ShowWdl => "info lines carry wdl (win/draw/loss permille)",
             OptionId::Model => "path of the network weights (<empty> = pure MCTS)",
             OptionId::MinibatchSize => "most leaves evaluated in one network call",
             OptionId::CPuct => "PUCT exploration constant",
@@ -217,6 +225,8 @@ pub struct Options {
     pub move_overhead_ms: u64,
     /// `Ponder`.
     pub ponder: bool,
+    /// `UCI_ShowWDL`.
+    pub show_wdl: bool,
     /// `Model` (`None` = no model: the built-in fallback evaluator).
     pub model: Option<PathBuf>,
     /// `MinibatchSize`.
@@ -247,6 +257,7 @@ impl Default for Options {
             multipv: 1,
             move_overhead_ms: 50,
             ponder: false,
+            show_wdl: false,
             model: None,
             minibatch_size: 4,
             cpuct: SearchConfig::default().c_init,
@@ -300,6 +311,28 @@ impl fmt::Display for OptionError {
 impl std::error::Error for OptionError {}
 
 impl Options {
+    /// The search settings these options set (`CPuct`, `FpuReduction`, `FpuReductionAtRoot`,
+    /// `LcbStdevs`) on top of `base`.
+    pub fn search_config(&self, base: SearchConfig) -> SearchConfig {
+        SearchConfig {
+            c_init: self.cpuct,
+            fpu_reduction: self.fpu_reduction,
+            fpu_reduction_root: self.fpu_reduction_root,
+            lcb_stdevs: self.lcb_stdevs,
+            tactics: u8::try_from(self.tactics).unwrap_or(u8::MAX),
+            ..base
+        }
+    }
+
+    /// `evaluator` with the `PolicyTemperature` applied to its priors (itself at 1).
+    pub fn tempered(&self, evaluator: SharedEvaluator) -> SharedEvaluator {
+        if self.policy_temperature == 1.0 {
+            evaluator
+        } else {
+            Arc::new(PolicyTemperature { inner: evaluator, temperature: self.policy_temperature })
+        }
+    }
+
     /// The `option name ... type ...` lines announcing these values as the defaults.
     pub fn declarations(&self) -> Vec<String> {
         OptionId::ALL
@@ -326,6 +359,7 @@ impl Options {
                         format!("option name {name} type combo default {}{vars}", self.start)
                     }
                     OptionId::Ponder => check(self.ponder),
+                    OptionId::ShowWdl => check(self.show_wdl),
                     OptionId::Threads => spin(self.threads),
                     OptionId::Hash => spin(self.hash_mib),
                     OptionId::Nodes => spin(self.nodes),
@@ -398,8 +432,19 @@ impl Options {
             OptionId::Variant => {
                 let v = required()?;
                 let all = || Variant::ALL.map(Variant::name).join(", ");
-                let variant =
-                    Variant::from_name(v).ok_or_else(|| invalid(v, format!("one of {}", all())))?;
+                let variant = Variant::from_name(v).ok_or_else(|| {
+                    // Standard chess (python-chess asks for `chess`; lichess-bot's default
+                    // variant is `standard`) gets a reason, not only the list.
+                    let standard = ["chess", "standard", "chess960", "fromposition"]
+                        .iter()
+                        .any(|name| v.eq_ignore_ascii_case(name));
+                    let why = if standard {
+                        " (atomzero plays atomic chess and its variants, not standard chess)"
+                    } else {
+                        ""
+                    };
+                    invalid(v, format!("one of {}{why}", all()))
+                })?;
                 // The bomb variant (hidden information) is not played by the engine yet.
                 self.variant = variant
                     .require_perfect_information("atomzero uci")
@@ -412,6 +457,7 @@ impl Options {
                     .ok_or_else(|| invalid(v, format!("one of {}", Start::names())))?;
             }
             OptionId::Ponder => self.ponder = check()?,
+            OptionId::ShowWdl => self.show_wdl = check()?,
             OptionId::Threads => self.threads = spin()?,
             OptionId::Hash => self.hash_mib = spin()?,
             OptionId::Nodes => self.nodes = spin()?,
@@ -461,6 +507,7 @@ mod tests {
         assert!(lines.iter().any(|l| l == "option name FpuReductionAtRoot type string default 0"));
         assert!(lines.iter().any(|l| l == "option name PolicyTemperature type string default 1.8"));
         assert!(lines.iter().any(|l| l == "option name LcbStdevs type string default 5"));
+        assert!(lines.iter().any(|l| l == "option name UCI_ShowWDL type check default false"));
     }
 
     #[test]
@@ -474,15 +521,18 @@ mod tests {
         assert_eq!(o.move_overhead_ms, 0);
         o.set("UCI_Chess960", Some("TRUE")).unwrap();
         assert!(o.chess960);
+        assert!(!o.show_wdl);
+        assert_eq!(o.set("uci_showwdl", Some("true")), Ok(OptionId::ShowWdl));
+        assert!(o.show_wdl);
+        // No Syzygy probing: the option is not offered, so a GUI that sets it hears so.
+        assert!(matches!(o.set("SyzygyPath", Some("./syzygy")), Err(OptionError::Unknown(_))));
         o.set("Model", Some("/tmp/my net.safetensors")).unwrap();
         assert_eq!(o.model, Some(PathBuf::from("/tmp/my net.safetensors")));
         o.set("Model", Some("<empty>")).unwrap();
         assert_eq!(o.model, None);
         assert!(matches!(o.set("Hash", Some("lots")), Err(OptionError::InvalidValue { .. })));
-        assert!(matches!(
-            o.set("UCI_Variant", Some("chess")),
-            Err(OptionError::InvalidValue { .. })
-        ));
+        let err = o.set("UCI_Variant", Some("chess")).unwrap_err().to_string();
+        assert!(err.contains("atomic") && err.contains("not standard chess"), "{err}");
         assert_eq!(o.set("Hash", None), Err(OptionError::MissingValue(OptionId::Hash)));
         assert!(matches!(o.set("Contempt", Some("0")), Err(OptionError::Unknown(_))));
         o.set("start", Some("Balanced")).unwrap();

@@ -5,19 +5,27 @@
 //! mapping `cp = 111.714640912 · tan(1.5620688421 · q)` (q = 0.5 is about +111 cp, q = 0.9 about
 //! +671 cp), clamped to ±[`MAX_CP`].
 //!
-//! **Mate**: when the MCTS-solver has proven the root a win or a loss, the score is
-//! `mate ±⌈plies / 2⌉` from the distance the proof found ([`Search::root_proof`]: the length
-//! of that proof, not necessarily the shortest mate; short forced lines proved at leaves by
-//! `Tactics` count their plies). A proven root move scores ±[`PROVEN_CP`] in `MultiPV` lines.
-//! A proven draw is `cp 0`.
+//! **Mate**: when the MCTS-solver has proven the root a win or a loss, the exact distance comes
+//! from [`atomzero_mcts::mate_distance`] (the shortest forced win, or the longest defence, as
+//! Stockfish and Fairy-Stockfish report it: `mate N` in moves of the side to move, negative when
+//! it is mated), found once per position and kept in a [`MateCache`]. If that search gives up
+//! (a mate beyond its node budget), the root's score is the distance the solver's proof found
+//! ([`Search::root_proof`]: the length of that proof, counting the plies of the short forced
+//! lines `Tactics` proves at leaves; not necessarily the shortest), `mate ±⌈plies / 2⌉`; a root
+//! move's, the principal variation replayed: if it ends in a finished game won by the
+//! expected side, or one move before it (an instant win the solver proved without playing it),
+//! the length of that line. Otherwise a proven result is ±[`PROVEN_CP`]. A proven draw
+//! is `cp 0`. Root moves of `MultiPV` lines get the same treatment.
 //!
-//! **WDL** in permille (`wdl W D L`, summing to 1000), for the side to move.
+//! **WDL** in permille (`wdl W D L`, summing to 1000), for the side to move; printed only with
+//! the `UCI_ShowWDL` option (as Stockfish and lc0 do).
 //!
 //! **depth** is the length of the principal variation, **seldepth** the deepest ply the search
 //! reached, **nodes** the playouts of this search (visits reused from an earlier search not
 //! counted), **hashfull** the share of the tree's memory bound in use (permille).
 
-use atomzero_mcts::{ChildStats, Proven, Search};
+use atomzero_mcts::{ChildStats, Mate, MateLimits, Proven, Search, mate_distance};
+use atomzero_rules::{Move, Position};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -78,6 +86,37 @@ pub fn wdl_permille(wdl: [f32; 3]) -> [u32; 3] {
     out
 }
 
+/// Mate distances found for the positions of one search: the exact search
+/// ([`mate_distance`]) costs up to tens of milliseconds, so each position is searched once
+/// and `info` lines printed every half second reuse the answer.
+#[derive(Clone, Debug, Default)]
+pub struct MateCache {
+    limits: MateLimits,
+    /// (position hash, asked for the winner, answer).
+    entries: Vec<(u64, bool, Option<Mate>)>,
+}
+
+impl MateCache {
+    /// A cache whose searches stop at `limits`.
+    pub fn new(limits: MateLimits) -> MateCache {
+        MateCache { limits, entries: Vec::new() }
+    }
+
+    /// The distance of the result of `pos`, for its side to move: how fast it wins
+    /// (`winning`) or how long it holds out.
+    pub fn distance(&mut self, pos: &Position, winning: bool) -> Option<Mate> {
+        let key = pos.hash();
+        if let Some(&(_, _, found)) =
+            self.entries.iter().find(|&&(h, w, _)| h == key && w == winning)
+        {
+            return found;
+        }
+        let found = mate_distance(pos, winning, self.limits);
+        self.entries.push((key, winning, found));
+        found
+    }
+}
+
 /// The score of a root move or root from its WDL and proof, without a mate distance.
 fn score_of(wdl: [f32; 3], proven: Proven) -> Score {
     match proven {
@@ -88,16 +127,81 @@ fn score_of(wdl: [f32; 3], proven: Proven) -> Score {
     }
 }
 
-/// The score of the root: a mate score when the root is proven, from the distance the
-/// solver proved ([`Search::root_proof`]; the length of the proof line, not necessarily the
-/// shortest mate): `mate N` when the side to move wins in `2N − 1` plies, `mate −N` when it
-/// is exploded or mated in `2N`. The principal variation is not needed.
-pub fn root_score(search: &Search, _pv: &[atomzero_rules::Move]) -> Score {
-    match search.root_proof() {
-        Some((Proven::Win, plies)) => Score::Mate(i32::from(plies.div_ceil(2).max(1))),
-        Some((Proven::Loss, plies)) => Score::Mate(-i32::from(plies / 2)),
-        _ => score_of(search.root_wdl(), search.root_proven()),
+/// The mate score of a line `pv` from `root` proven `proven` for `root`'s side to move, if the
+/// line ends in that result, or one move before it with an instant win for the winner.
+fn pv_mate(root: &Position, proven: Proven, pv: &[Move]) -> Option<Score> {
+    if !matches!(proven, Proven::Win | Proven::Loss) || pv.is_empty() {
+        return None;
     }
+    let expected = if proven == Proven::Win { root.turn() } else { !root.turn() };
+    let mut pos = *root;
+    for &m in pv {
+        pos.play_unchecked(m);
+    }
+    let plies = match pos.outcome() {
+        Some(o) if o.winner == Some(expected) => pv.len(),
+        Some(_) => return None,
+        // The solver proves a position whose side to move can blow up the enemy king at once
+        // without playing the move: the line stops one ply short of the end.
+        None if pos.turn() == expected && pos.winning_move(&pos.legal_moves()).is_some() => {
+            pv.len() + 1
+        }
+        None => return None,
+    };
+    let moves = i32::try_from(plies.div_ceil(2)).unwrap_or(i32::MAX);
+    Some(Score::Mate(if proven == Proven::Win { moves } else { -moves }))
+}
+
+/// The score of `pos` for its side to move, proven `proven` there (`pv`: a line from it).
+fn proven_score(
+    pos: &Position,
+    proven: Proven,
+    wdl: [f32; 3],
+    pv: &[Move],
+    mates: &mut MateCache,
+) -> Score {
+    if matches!(proven, Proven::Win | Proven::Loss)
+        && let Some(mate) = mates.distance(pos, proven == Proven::Win)
+    {
+        return Score::Mate(mate.uci_moves());
+    }
+    pv_mate(pos, proven, pv).unwrap_or_else(|| score_of(wdl, proven))
+}
+
+/// The score of the root: a mate score when the root is proven (see the module
+/// documentation), else centipawns from its WDL. `pv` is the principal variation.
+pub fn root_score(search: &Search, pv: &[Move], mates: &mut MateCache) -> Score {
+    let (pos, proven) = (search.root_position(), search.root_proven());
+    if matches!(proven, Proven::Win | Proven::Loss)
+        && mates.distance(pos, proven == Proven::Win).is_none()
+    {
+        // Beyond the exact search: the distance of the solver's own proof.
+        match search.root_proof() {
+            Some((Proven::Win, plies)) => return Score::Mate(i32::from(plies.div_ceil(2).max(1))),
+            Some((Proven::Loss, plies)) => return Score::Mate(-i32::from(plies / 2)),
+            _ => {}
+        }
+    }
+    proven_score(pos, proven, search.root_wdl(), pv, mates)
+}
+
+/// The score of root move `child` for the root's side to move.
+fn child_score(root: &Position, child: &ChildStats, mates: &mut MateCache) -> Score {
+    let wdl = child.proven.wdl().unwrap_or(child.wdl);
+    if matches!(child.proven, Proven::Win | Proven::Loss) {
+        let mut after = *root;
+        after.play_unchecked(child.mv);
+        // The position after the move is decided the other way for its side to move.
+        let mate = match after.outcome() {
+            Some(o) if o.winner == Some(root.turn()) => Some(Mate::Loses(0)),
+            Some(_) => None,
+            None => mates.distance(&after, child.proven == Proven::Loss),
+        };
+        if let Some(mate) = mate {
+            return Score::Mate(mate.before().uci_moves());
+        }
+    }
+    score_of(wdl, child.proven)
 }
 
 /// Counters of one search, for `info` lines.
@@ -113,8 +217,15 @@ pub struct Progress {
 
 /// The `info` lines describing the search now: one per reported root move (`multipv` ≥ 1),
 /// best first. The best move's line carries the principal variation; the others, which the
-/// search API cannot follow below the root, show only their first move.
-pub fn info_lines(search: &Search, progress: &Progress, multipv: usize) -> Vec<String> {
+/// search API cannot follow below the root, show only their first move. `wdl` is printed with
+/// `show_wdl` (the `UCI_ShowWDL` option); mate distances come from and go to `mates`.
+pub fn info_lines(
+    search: &Search,
+    progress: &Progress,
+    multipv: usize,
+    show_wdl: bool,
+    mates: &mut MateCache,
+) -> Vec<String> {
     let root = search.root_position();
     let pv = search.pv(MAX_PV_PLIES);
     if pv.is_empty() {
@@ -124,29 +235,33 @@ pub fn info_lines(search: &Search, progress: &Progress, multipv: usize) -> Vec<S
     let nps = u128::from(progress.nodes) * 1000 / elapsed_ms;
     let hashfull =
         (search.tree_bytes() as u128 * 1000 / progress.max_tree_bytes.max(1) as u128).min(1000);
-    let common =
-        |depth: usize, line: usize, score: Score, wdl: [f32; 3], moves: &[atomzero_rules::Move]| {
-            let [w, d, l] = wdl_permille(wdl);
-            let mut s = format!(
-                "info depth {} seldepth {}",
-                depth.max(1),
-                search.max_depth().max(depth).max(1)
-            );
-            if multipv > 1 {
-                let _ = write!(s, " multipv {line}");
-            }
-            let _ = write!(
-                s,
-                " score {score} wdl {w} {d} {l} nodes {} nps {nps} hashfull {hashfull} time {} pv",
-                progress.nodes,
-                progress.elapsed.as_millis()
-            );
-            for &m in moves {
-                let _ = write!(s, " {}", root.uci(m));
-            }
-            s
-        };
-    let mut lines = vec![common(pv.len(), 1, root_score(search, &pv), search.root_wdl(), &pv)];
+    let common = |depth: usize, line: usize, score: Score, wdl: [f32; 3], moves: &[Move]| {
+        let [w, d, l] = wdl_permille(wdl);
+        let mut s = format!(
+            "info depth {} seldepth {}",
+            depth.max(1),
+            search.max_depth().max(depth).max(1)
+        );
+        if multipv > 1 {
+            let _ = write!(s, " multipv {line}");
+        }
+        let _ = write!(s, " score {score}");
+        if show_wdl {
+            let _ = write!(s, " wdl {w} {d} {l}");
+        }
+        let _ = write!(
+            s,
+            " nodes {} nps {nps} hashfull {hashfull} time {} pv",
+            progress.nodes,
+            progress.elapsed.as_millis()
+        );
+        for &m in moves {
+            let _ = write!(s, " {}", root.uci(m));
+        }
+        s
+    };
+    let mut lines =
+        vec![common(pv.len(), 1, root_score(search, &pv, mates), search.root_wdl(), &pv)];
     if multipv > 1 {
         let mut others: Vec<ChildStats> = search
             .root_child_stats()
@@ -160,7 +275,8 @@ pub fn info_lines(search: &Search, progress: &Progress, multipv: usize) -> Vec<S
         });
         for (i, child) in others.iter().take(multipv - 1).enumerate() {
             let wdl = child.proven.wdl().unwrap_or(child.wdl);
-            lines.push(common(1, i + 2, score_of(wdl, child.proven), wdl, &[child.mv]));
+            let score = child_score(root, child, mates);
+            lines.push(common(1, i + 2, score, wdl, &[child.mv]));
         }
     }
     lines
@@ -199,12 +315,17 @@ mod tests {
         search.run(&UniformEvaluator, 200, 8);
         assert_eq!(search.root_proven(), Proven::Win);
         let pv = search.pv(MAX_PV_PLIES);
-        assert_eq!(root_score(&search, &pv), Score::Mate(1));
+        let mut mates = MateCache::default();
+        assert_eq!(root_score(&search, &pv, &mut mates), Score::Mate(1));
         let progress =
             Progress { nodes: 10, elapsed: Duration::from_millis(5), max_tree_bytes: 1000 };
-        let lines = info_lines(&search, &progress, 3);
+        let lines = info_lines(&search, &progress, 3, true, &mut mates);
         assert!(lines[0].contains(" score mate 1 wdl 1000 0 0 "), "{}", lines[0]);
         assert!(lines[0].contains(" multipv 1 "), "{}", lines[0]);
         assert!(lines.len() > 1);
+        // Without UCI_ShowWDL no `wdl`.
+        let lines = info_lines(&search, &progress, 1, false, &mut mates);
+        assert!(lines[0].contains(" score mate 1 nodes "), "{}", lines[0]);
+        assert!(!lines[0].contains("wdl"), "{}", lines[0]);
     }
 }

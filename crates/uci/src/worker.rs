@@ -10,8 +10,10 @@
 
 use crate::limits::SearchLimits;
 use crate::output::Output;
-use crate::report::{self, Progress};
-use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Leaf, Proven, Search, UniformEvaluator};
+use crate::report::{self, MateCache, Progress};
+use atomzero_mcts::{
+    EvalRequest, Evaluations, Evaluator, Leaf, MateLimits, Proven, Search, UniformEvaluator,
+};
 use atomzero_rules::{Move, Position};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -21,6 +23,9 @@ use std::time::{Duration, Instant};
 
 /// An evaluator shared between the engine and its search thread.
 pub type SharedEvaluator = Arc<dyn Evaluator + Send + Sync>;
+
+/// The answer to `go` when the game is over: `bestmove (none)`, as Stockfish and lc0 write it.
+pub(crate) const NO_MOVE: &str = "(none)";
 
 /// The longest a single round should take when time is not short.
 const MAX_ROUND_TIME: Duration = Duration::from_millis(100);
@@ -50,6 +55,8 @@ pub(crate) struct Job {
     pub max_tree_bytes: usize,
     /// Root moves per `info` report.
     pub multipv: usize,
+    /// `info` lines carry `wdl` (the `UCI_ShowWDL` option).
+    pub show_wdl: bool,
     /// Time between periodic `info` lines.
     pub info_interval: Duration,
     /// Where lines go.
@@ -114,10 +121,12 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
         max_batch,
         max_tree_bytes,
         multipv,
+        show_wdl,
         info_interval,
         output,
         answered,
     } = job;
+    let mut mates = MateCache::new(mate_limits(&limits));
     let root = *search.root_position();
     let legal = root.legal_moves();
     let mut control = Control {
@@ -144,7 +153,9 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
             // `ponderhit` (the poll below blocks).
             if exhausted && control.waiting && !reported_exhausted {
                 reported_exhausted = true;
-                for line in report::info_lines(&search, &progress(&search), multipv) {
+                for line in
+                    report::info_lines(&search, &progress(&search), multipv, show_wdl, &mut mates)
+                {
                     output.line(&line);
                 }
             }
@@ -184,7 +195,9 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
                 || (n_leaves == 0 && search.root_visits() == before);
             if last_info.elapsed() >= info_interval {
                 last_info = Instant::now();
-                for line in report::info_lines(&search, &progress(&search), multipv) {
+                for line in
+                    report::info_lines(&search, &progress(&search), multipv, show_wdl, &mut mates)
+                {
                     output.line(&line);
                 }
             }
@@ -192,7 +205,9 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
     }));
     match outcome {
         Ok(()) => {
-            for line in report::info_lines(&search, &progress(&search), multipv) {
+            for line in
+                report::info_lines(&search, &progress(&search), multipv, show_wdl, &mut mates)
+            {
                 output.line(&line);
             }
             answered.store(true, Ordering::Release);
@@ -213,6 +228,20 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
     }
 }
 
+/// The exact mate search's budget ([`MateCache`]): [`MateLimits::default`], and under a time
+/// budget at most 1,000 positions per millisecond of it (the search plays 5–10 million a
+/// second: a fifth of the move's time at worst, once per proven position).
+fn mate_limits(limits: &SearchLimits) -> MateLimits {
+    let default = MateLimits::default();
+    let max_nodes = limits.budget.map_or(default.max_nodes, |budget| {
+        u64::try_from(budget.as_millis())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(1000)
+            .clamp(10_000, default.max_nodes)
+    });
+    MateLimits { max_nodes, ..default }
+}
+
 /// True if the search cannot usefully go on: the root is proven or terminal, or the tree is
 /// full.
 fn is_exhausted(search: &Search, max_tree_bytes: usize) -> bool {
@@ -220,14 +249,19 @@ fn is_exhausted(search: &Search, max_tree_bytes: usize) -> bool {
         || search.tree_bytes() >= max_tree_bytes
 }
 
-/// Writes `bestmove` (with `ponder` when the principal variation has a reply).
+/// Writes `bestmove` (with `ponder` when the principal variation has a reply). A finished
+/// game has no move: as Stockfish does, the score of the end (`mate 0` for the side that has
+/// lost, `cp 0` for a draw) and `bestmove (none)`.
 fn answer(output: &Output, root: &Position, legal: &[Move], best: Option<Move>, pv: &[Move]) {
     if legal.is_empty() {
-        let reason = root.outcome().map_or_else(|| "no legal moves".to_string(), |o| o.to_string());
-        output.info_string(&format!(
-            "error: no legal moves in this position (game over: {reason}); answering 0000"
-        ));
-        output.line("bestmove 0000");
+        let outcome = root.outcome();
+        // A decided game was lost by the side to move: a position whose side to move has won
+        // (the other king gone) is not a valid `Position`.
+        let score = if outcome.is_some_and(|o| o.winner.is_some()) { "mate 0" } else { "cp 0" };
+        let reason = outcome.map_or_else(|| "no legal moves".to_string(), |o| o.to_string());
+        output.line(&format!("info depth 0 score {score}"));
+        output.info_string(&format!("the game is over ({reason}): no move to play"));
+        output.line(&format!("bestmove {NO_MOVE}"));
         return;
     }
     let best = match best.filter(|m| legal.contains(m)) {

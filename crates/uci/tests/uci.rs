@@ -110,6 +110,7 @@ fn handshake() {
         "option name Nodes type spin default 0 min 0 max 1000000000",
         "option name MultiPV type spin default 1 min 1 max 256",
         "option name Model type string default <empty>",
+        "option name UCI_ShowWDL type check default false",
     ] {
         assert!(lines.iter().any(|l| l == option), "missing {option}: {lines:#?}");
     }
@@ -194,6 +195,7 @@ fn illegal_moves_keep_the_last_legal_position() {
 #[test]
 fn go_nodes_gives_a_legal_move_in_every_variant() {
     let mut h = Harness::new();
+    h.send("setoption name UCI_ShowWDL value true");
     for variant in Variant::ALL {
         h.send("ucinewgame");
         h.send(&format!("setoption name UCI_Variant value {}", variant.name()));
@@ -437,7 +439,7 @@ fn garbage_is_reported_and_the_engine_keeps_working() {
 }
 
 #[test]
-fn positions_without_moves_answer_0000() {
+fn positions_without_moves_answer_bestmove_none() {
     let cases = [
         // Atomic: the white king has exploded; White to move.
         (Variant::Atomic, "rnbqkbnr/ppp2ppp/8/8/8/8/PPPPPPPP/RNBQ1BNR w kq - 0 5"),
@@ -454,18 +456,29 @@ fn positions_without_moves_answer_0000() {
         assert!(pos.legal_moves().is_empty(), "{fen}");
         h.send(&format!("setoption name UCI_Variant value {}", variant.name()));
         h.send(&format!("position fen {fen}"));
+        // As Stockfish: the score of the end, then `bestmove (none)`.
+        let lost = pos.outcome().is_some_and(|o| o.winner.is_some());
+        let end = if lost { "info depth 0 score mate 0" } else { "info depth 0 score cp 0" };
         for go in ["go nodes 100", "go wtime 1000 btime 1000", "go movetime 50"] {
             h.send(go);
             let (mv, lines) = h.bestmove();
-            assert_eq!(mv, "0000", "{fen} {go}: {lines:#?}");
+            assert_eq!(mv, "(none)", "{fen} {go}: {lines:#?}");
+            assert!(lines.iter().any(|l| l == end), "{fen}: {lines:#?}");
             assert!(
-                info_strings(&lines).iter().any(|l| l.contains("no legal moves")),
+                info_strings(&lines).iter().any(|l| l.contains("the game is over")),
                 "{lines:#?}"
             );
+            assert!(info_strings(&lines).iter().all(|l| !l.contains("error")), "{lines:#?}");
         }
         h.send("go infinite");
         h.send("stop");
-        assert_eq!(h.bestmove().0, "0000");
+        assert_eq!(h.bestmove().0, "(none)");
+        // Pondering on a finished game (the GUI's guess ended it) waits for `stop` as any
+        // ponder search does, then has no move either.
+        h.send("go ponder wtime 1000 btime 1000");
+        assert!(h.drain().iter().all(|l| !l.starts_with("bestmove")));
+        h.send("stop");
+        assert_eq!(h.bestmove().0, "(none)");
     }
 }
 
@@ -673,7 +686,7 @@ fn cpuct_and_fpu_options_change_the_search() {
 
 /// The engine plays itself in every variant, as a GUI would drive it (a growing `position
 /// startpos moves ...`, so trees are reused), until the game ends: every move must be legal,
-/// and once the game is over the answer is `0000`.
+/// and once the game is over the answer is `(none)`.
 #[test]
 fn self_play_games_have_only_legal_moves() {
     let mut h = Harness::new();
@@ -693,7 +706,7 @@ fn self_play_games_have_only_legal_moves() {
             });
             let (mv, lines) = h.bestmove();
             if over {
-                assert_eq!(mv, "0000", "{variant} ply {ply}");
+                assert_eq!(mv, "(none)", "{variant} ply {ply}");
                 break;
             }
             h.assert_legal(&mv, &lines);
@@ -783,4 +796,52 @@ fn the_balanced_start_asks_for_whites_removal_and_plays_on_after_it() {
     let errors = info_strings(&h.drain()).len();
     assert!(errors >= 1, "an illegal removal is reported");
     assert!(h.engine.position().is_setup_phase(), "the position before it is kept");
+}
+
+/// Positions with a forced mate, with Fairy-Stockfish's `score mate N` for each (recorded from
+/// real runs by `scripts/fsf_mates.py`, shared with `crates/mcts/tests/mate.rs`): once the
+/// search has proven the result, the engine reports the same N, where it used to say
+/// `cp 20000`.
+#[test]
+fn proven_positions_report_fairy_stockfishs_mate_distance() {
+    let mut h = Harness::new();
+    let mut reported = 0;
+    let mut total = 0;
+    for line in include_str!("../../mcts/tests/data/fsf-mates.txt").lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let (fen, n) = line.rsplit_once(';').unwrap();
+        let expected: i32 = n.parse().unwrap();
+        total += 1;
+        h.send("ucinewgame");
+        h.send(&format!("position fen {fen}"));
+        h.send("go nodes 3000");
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        let info = lines.iter().rev().find(|l| l.starts_with("info depth")).expect("info");
+        assert!(!info.contains(" cp 20000") && !info.contains(" cp -20000"), "{fen}: {info}");
+        if let Some(mate) = field(info, "mate") {
+            assert_eq!(mate.parse::<i32>().unwrap(), expected, "{fen}: {info}");
+            reported += 1;
+        }
+    }
+    eprintln!("mate reported for {reported} of {total} positions, each equal to FSF's");
+    // Uniform priors and 3,000 playouts prove most of them.
+    assert!(reported * 3 >= total * 2, "mate reported for {reported} of {total}");
+}
+
+#[test]
+fn multipv_lines_of_proven_moves_carry_their_mate_distance() {
+    let mut h = Harness::new();
+    // Qxd7 blows up the black king at once; other moves keep the game going.
+    h.send("position fen 4k3/3p4/8/8/8/8/8/3QK3 w - - 0 1");
+    h.send("setoption name MultiPV value 3");
+    h.send("go nodes 400");
+    let (mv, lines) = h.bestmove();
+    assert_eq!(mv, "d1d7");
+    let last: Vec<&String> = lines.iter().filter(|l| l.contains(" multipv ")).collect();
+    let best = last.iter().rev().find(|l| l.contains(" multipv 1 ")).unwrap();
+    assert!(best.contains(" score mate 1 "), "{best}");
+    assert!(!best.contains(" wdl "), "no wdl without UCI_ShowWDL: {best}");
 }
