@@ -17,6 +17,7 @@
 //!   Carlo over worlds drawn from a player's information set and belief ([`Pimc`]), each
 //!   searched by a [`Search`].
 
+pub mod alphabeta;
 pub mod config;
 pub mod evaluator;
 pub mod gumbel;

@@ -35,6 +35,16 @@ pub(crate) struct RootChild {
 }
 
 impl RootChild {
+    /// The inputs of a child left out of the search ([`crate::Search::exclude_root_moves`]):
+    /// no score and no prior, so it is never picked while another child can be.
+    pub const EXCLUDED: RootChild = RootChild {
+        q: f32::NEG_INFINITY,
+        p: 0.0,
+        d: 1.0,
+        visited_prior: 0.0,
+        fresh_prior: f32::NEG_INFINITY,
+    };
+
     /// The inputs of a child reached by an edge with `prior`.
     #[inline]
     pub fn new(prior: f32, child: &Node, virtual_loss: f32) -> RootChild {

@@ -113,6 +113,10 @@ pub struct Search {
     /// The values this search's visits backed up through each root child, in edge order
     /// (kept only with `config.lcb_stdevs` > 0; reset with the root's children).
     root_samples: Vec<RootSample>,
+    /// Root moves left out of this search ([`Search::exclude_root_moves`]), and for each
+    /// root edge (edge order, while the root is expanded) whether its move is one of them.
+    root_excluded: Vec<Move>,
+    excluded: Vec<bool>,
 }
 
 /// The state of a Gumbel root search (see [`crate::gumbel`]): a search begins when the root
@@ -180,12 +184,19 @@ impl Search {
             root_positions: Vec::new(),
             gumbel: GumbelRoot { simulations: DEFAULT_GUMBEL_SIMULATIONS, ..GumbelRoot::default() },
             root_samples: Vec::new(),
+            root_excluded: Vec::new(),
+            excluded: Vec::new(),
         }
     }
 
     /// The position searched.
     pub fn root_position(&self) -> &Position {
         &self.root_position
+    }
+
+    /// Hashes of the game's positions before the root, oldest first (for repetitions).
+    pub fn game_hashes(&self) -> &[u64] {
+        &self.game_hashes
     }
 
     /// The settings.
@@ -839,6 +850,28 @@ impl Search {
         }
     }
 
+    /// Leaves `moves` out of the search at the root from now until [`Search::advance`]: no walk
+    /// goes through them and [`Search::best_move`] does not play them while another move is
+    /// not a proven loss (a tactical check found them refuted, or `go searchmoves` left them
+    /// out). Moves that are not legal at the root are ignored; leaving out every move leaves
+    /// out none.
+    pub fn exclude_root_moves(&mut self, moves: &[Move]) {
+        let legal = self.root_position.legal_moves();
+        let mut kept: Vec<Move> = moves.iter().copied().filter(|m| legal.contains(m)).collect();
+        kept.sort_unstable_by_key(|m| self.root_position.uci(*m));
+        kept.dedup();
+        if kept.len() >= legal.len() {
+            kept.clear();
+        }
+        self.root_excluded = kept;
+        self.rebuild_root_children();
+    }
+
+    /// The root moves left out by [`Search::exclude_root_moves`].
+    pub fn excluded_root_moves(&self) -> &[Move] {
+        &self.root_excluded
+    }
+
     /// The root's proven result for its side to move and the plies to the end of the game
     /// under the play that proved it (see [`Node::plies`]); `None` while unproven or drawn.
     ///
@@ -1126,9 +1159,11 @@ impl Search {
         if let Some((win, _)) = wins.min_by_key(|(_, c)| c.plies) {
             return Some(win.mv);
         }
-        let key = |c: &Node| (c.proven != Proven::Loss, c.visits, ordered(c.q()));
+        let out = |i: usize| self.excluded.get(i).copied().unwrap_or(false);
+        let key =
+            |i: usize, c: &Node| (c.proven != Proven::Loss, !out(i), c.visits, ordered(c.q()));
         let (best, (edge, child)) =
-            self.root_edges().enumerate().max_by_key(|(_, (_, c))| key(c))?;
+            self.root_edges().enumerate().max_by_key(|&(i, (_, c))| key(i, c))?;
         if self.config.lcb_stdevs <= 0.0 || child.proven == Proven::Loss {
             return Some(edge.mv);
         }
@@ -1137,8 +1172,9 @@ impl Search {
             .enumerate()
             .map(|(i, (_, c))| lcb::Candidate {
                 q: if c.proven == Proven::Draw { 0.0 } else { c.q() },
-                // A proven loss never competes (0 visits are below any share).
-                visits: if c.proven == Proven::Loss { 0 } else { c.visits },
+                // A proven loss or a move left out never competes (0 visits are below any
+                // share).
+                visits: if c.proven == Proven::Loss || out(i) { 0 } else { c.visits },
                 sample: self.root_samples.get(i).copied().unwrap_or_default(),
                 exact: c.proven == Proven::Draw,
             })
@@ -1302,6 +1338,7 @@ impl Search {
             self.game_positions.remove(0);
         }
         self.root_position.play_unchecked(m);
+        self.root_excluded.clear();
         self.max_depth = 0;
         // A terminal-for-the-search root (e.g. a two-fold repetition) must be searched anyway.
         if self.nodes[0].expansion == Expansion::Terminal
@@ -1321,11 +1358,17 @@ impl Search {
         let mut inputs = std::mem::take(&mut self.root_children);
         let virtual_loss = self.config.virtual_loss;
         let expanded = self.nodes[0].expansion == Expansion::Expanded;
-        inputs.rebuild(
-            self.root_edges()
-                .filter(|_| expanded)
-                .map(|(e, c)| RootChild::new(e.prior, c, virtual_loss)),
-        );
+        let mut excluded = std::mem::take(&mut self.excluded);
+        excluded.clear();
+        if expanded {
+            excluded.extend(self.root_edges().map(|(e, _)| self.root_excluded.contains(&e.mv)));
+        }
+        inputs.rebuild(self.root_edges().filter(|_| expanded).zip(&excluded).map(
+            |((e, c), &out)| {
+                if out { RootChild::EXCLUDED } else { RootChild::new(e.prior, c, virtual_loss) }
+            },
+        ));
+        self.excluded = excluded;
         self.root_children = inputs;
         self.root_samples.clear();
         if self.config.lcb_stdevs > 0.0 && expanded {
@@ -1351,8 +1394,11 @@ impl Search {
         let k = id.wrapping_sub(root.first_child) as usize;
         if k < self.root_children.len() {
             let edge = self.edges.get(root.first_edge as usize + k);
-            let inputs =
-                RootChild::new(edge.prior, &self.nodes[id as usize], self.config.virtual_loss);
+            let inputs = if self.excluded.get(k).copied().unwrap_or(false) {
+                RootChild::EXCLUDED
+            } else {
+                RootChild::new(edge.prior, &self.nodes[id as usize], self.config.virtual_loss)
+            };
             self.root_children.set(k, inputs);
         }
     }

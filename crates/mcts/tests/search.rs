@@ -301,3 +301,39 @@ fn tactics_prove_a_threat_nothing_parries_and_report_its_distance() {
         s.root_visits()
     );
 }
+
+#[test]
+fn excluded_root_moves_get_no_visits_and_are_not_played() {
+    // The uniform evaluator would spread visits over every root move; the moves left out
+    // get none (fresh tree) or no more (reused tree), and the best move is one of the others.
+    let pos = Position::new(Variant::Atomic);
+    let moves = pos.legal_moves();
+    let out: Vec<_> = moves.iter().copied().take(15).collect();
+    let config = SearchConfig::default().without_noise();
+    let mut s = Search::new(&Game::new(pos), config, 9);
+    s.exclude_root_moves(&out);
+    s.run(&UniformEvaluator, 400, 4);
+    assert_eq!(s.excluded_root_moves().len(), 15);
+    for c in s.root_child_stats() {
+        assert_eq!(out.contains(&c.mv), c.visits == 0, "{}", pos.uci(c.mv));
+    }
+    assert!(!out.contains(&s.best_move().unwrap()));
+    // On a searched tree: the most visited move, once left out, is no longer played and
+    // gets no more visits.
+    let mut s = Search::new(&Game::new(pos), config, 9);
+    s.run(&UniformEvaluator, 400, 4);
+    let top = s.best_move().unwrap();
+    let before = s.root_child_stats().into_iter().find(|c| c.mv == top).unwrap().visits;
+    s.exclude_root_moves(&[top]);
+    s.run(&UniformEvaluator, 800, 4);
+    assert_ne!(s.best_move(), Some(top));
+    let after = s.root_child_stats().into_iter().find(|c| c.mv == top).unwrap().visits;
+    assert_eq!(before, after);
+    // Leaving out every move leaves out none; `advance` forgets the list.
+    s.exclude_root_moves(&moves);
+    assert!(s.excluded_root_moves().is_empty());
+    s.exclude_root_moves(&[top]);
+    let m = s.best_move().unwrap();
+    s.advance(m);
+    assert!(s.excluded_root_moves().is_empty());
+}

@@ -541,6 +541,7 @@ impl Engine {
             max_tree_bytes,
             multipv: usize::try_from(self.options.multipv).unwrap_or(1).max(1),
             show_wdl: self.options.show_wdl,
+            alphabeta_share: self.options.alphabeta_share as f64 / 100.0,
             info_interval: self.config.info_interval,
             output: self.output.clone(),
             answered: Arc::clone(&answered),

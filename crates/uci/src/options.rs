@@ -21,6 +21,7 @@
 //! | `FpuReductionAtRoot` | string (number) | the same at the root |
 //! | `PolicyTemperature` | string (number) | softmax temperature of the network's priors (lc0's `PolicySoftmaxTemp`): above 1 the search spreads wider |
 //! | `LcbStdevs` | string (number) | play the root move with the highest lower confidence bound of its value, this many standard errors below its mean (KataGo's `lcbStdevs`), instead of the most visited one (default 5); 0 = most visited |
+//! | `AlphaBetaShare` | spin (0–90, %) | share of each move's time spent first on an alpha-beta search over material ([`atomzero_mcts::alphabeta`]); the root moves it finds 3 pawns or more worse than its best (a lost piece or king within its horizon) are left out of the MCTS; 0 = off |
 //! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
 
 use crate::worker::SharedEvaluator;
@@ -44,6 +45,9 @@ pub const DEFAULT_LCB_STDEVS: f32 = 5.0;
 
 /// `Tactics`' default (see [`atomzero_mcts::tactics`]): off until a match says otherwise.
 pub const DEFAULT_TACTICS: u64 = 0;
+
+/// `AlphaBetaShare`'s default (percent of the move time): off until a match says otherwise.
+pub const DEFAULT_ALPHABETA_SHARE: u64 = 0;
 
 /// One UCI option.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -84,6 +88,8 @@ pub enum OptionId {
     LcbStdevs,
     /// `Tactics`.
     Tactics,
+    /// `AlphaBetaShare`.
+    AlphaBetaShare,
 }
 
 /// The range of a `spin` option.
@@ -97,7 +103,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 18] = [
+    pub const ALL: [OptionId; 19] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -116,6 +122,7 @@ impl OptionId {
         OptionId::PolicyTemperature,
         OptionId::LcbStdevs,
         OptionId::Tactics,
+        OptionId::AlphaBetaShare,
     ];
 
     /// The name GUIs use.
@@ -139,6 +146,7 @@ impl OptionId {
             OptionId::PolicyTemperature => "PolicyTemperature",
             OptionId::LcbStdevs => "LcbStdevs",
             OptionId::Tactics => "Tactics",
+            OptionId::AlphaBetaShare => "AlphaBetaShare",
         }
     }
 
@@ -165,6 +173,9 @@ impl OptionId {
                 "standard errors of the lower confidence bound the move is chosen by (0: most visited)"
             }
             OptionId::Tactics => "plies of forced king explosions proved at leaves (0, 2 or 3)",
+            OptionId::AlphaBetaShare => {
+                "percent of the move time for the alpha-beta check of the root moves (0: off)"
+            }
         }
     }
 
@@ -178,6 +189,7 @@ impl OptionId {
             OptionId::MoveOverhead => Some(SpinRange { min: 0, max: 10_000 }),
             OptionId::MinibatchSize => Some(SpinRange { min: 1, max: 1024 }),
             OptionId::Tactics => Some(SpinRange { min: 0, max: 3 }),
+            OptionId::AlphaBetaShare => Some(SpinRange { min: 0, max: 90 }),
             _ => None,
         }
     }
@@ -243,6 +255,8 @@ pub struct Options {
     pub lcb_stdevs: f32,
     /// `Tactics` ([`SearchConfig::tactics`]).
     pub tactics: u64,
+    /// `AlphaBetaShare` (percent).
+    pub alphabeta_share: u64,
 }
 
 impl Default for Options {
@@ -266,6 +280,7 @@ impl Default for Options {
             policy_temperature: DEFAULT_POLICY_TEMPERATURE,
             lcb_stdevs: DEFAULT_LCB_STDEVS,
             tactics: DEFAULT_TACTICS,
+            alphabeta_share: DEFAULT_ALPHABETA_SHARE,
         }
     }
 }
@@ -372,6 +387,7 @@ impl Options {
                     OptionId::PolicyTemperature => number(self.policy_temperature),
                     OptionId::LcbStdevs => number(self.lcb_stdevs),
                     OptionId::Tactics => spin(self.tactics),
+                    OptionId::AlphaBetaShare => spin(self.alphabeta_share),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -470,6 +486,7 @@ impl Options {
             OptionId::PolicyTemperature => self.policy_temperature = number(0.1, 10.0)?,
             OptionId::LcbStdevs => self.lcb_stdevs = number(0.0, 100.0)?,
             OptionId::Tactics => self.tactics = spin()?,
+            OptionId::AlphaBetaShare => self.alphabeta_share = spin()?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,

@@ -845,3 +845,43 @@ fn multipv_lines_of_proven_moves_carry_their_mate_distance() {
     assert!(best.contains(" score mate 1 "), "{best}");
     assert!(!best.contains(" wdl "), "no wdl without UCI_ShowWDL: {best}");
 }
+
+#[test]
+fn alphabeta_share_leaves_refuted_root_moves_out() {
+    // Black threatens Bxf2 (the blast takes the g1 king). Without a network the search
+    // spreads its few playouts evenly; with AlphaBetaShare the moves that allow the
+    // explosion are left out before it starts, and the answer is never one of them.
+    let fen = "4k3/8/8/2b5/8/8/5P2/6K1 w - - 0 1";
+    let pos = Position::from_fen(fen, Variant::Atomic).unwrap();
+    let mut h = Harness::new();
+    h.send("setoption name AlphaBetaShare value 30");
+    h.send(&format!("position fen {fen}"));
+    for limit in ["go nodes 2", "go movetime 100"] {
+        h.send(limit);
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        let note = info_strings(&lines)
+            .into_iter()
+            .find(|l| l.contains("alphabeta depth"))
+            .unwrap_or_else(|| panic!("no alpha-beta line: {lines:#?}"));
+        let refuted: usize = field(note, "refuted").unwrap().parse().unwrap();
+        let after =
+            pos.play(pos.legal_moves().iter().copied().find(|&m| pos.uci(m) == mv).unwrap());
+        let after = after.unwrap();
+        assert!(after.winning_move(&after.legal_moves()).is_none(), "{limit}: {mv} allows Bxf2");
+        let traps = pos
+            .legal_moves()
+            .iter()
+            .filter(|&&m| {
+                let a = pos.play(m).unwrap();
+                a.winning_move(&a.legal_moves()).is_some()
+            })
+            .count();
+        assert_eq!(refuted, traps, "{note}");
+    }
+    // Off (the default): no alpha-beta line.
+    h.send("setoption name AlphaBetaShare value 0");
+    h.send("go nodes 2");
+    let (_, lines) = h.bestmove();
+    assert!(info_strings(&lines).iter().all(|l| !l.contains("alphabeta")), "{lines:#?}");
+}
