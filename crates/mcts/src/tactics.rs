@@ -51,7 +51,7 @@ pub fn loses_in_two(
 ) -> bool {
     scratch.line.clear();
     scratch.line.push(pos.hash());
-    every_move_loses(pos, moves, drawn, &mut scratch.line, &mut scratch.replies)
+    every_move_loses(pos, moves, drawn, &scratch.line, &mut scratch.replies)
 }
 
 /// A move of the side to move at `pos` (legal moves `moves`) after which the opponent loses
@@ -87,12 +87,12 @@ pub fn wins_in_three(
 }
 
 /// Whether every move in `moves` of the side to move at `pos` lets the opponent explode its
-/// king at once. `line`: the hashes of the line's positions up to `pos` (restored on return).
+/// king at once. `line`: the hashes of the line's positions up to `pos`.
 fn every_move_loses(
     pos: &Position,
     moves: &[Move],
     drawn: Drawn<'_>,
-    line: &mut Vec<u64>,
+    line: &[u64],
     replies: &mut MoveList,
 ) -> bool {
     if moves.is_empty() {
