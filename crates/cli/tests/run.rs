@@ -311,8 +311,8 @@ fn killed_during_the_gate_the_line_keeps_self_play_training_and_their_time() {
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(state["stage"], "gate", "{state}");
-    let before_kill =
-        state["elapsed_secs"].as_f64().unwrap() - state["generation_start_secs"].as_f64().unwrap();
+    let (elapsed, started) =
+        (state["elapsed_secs"].as_f64().unwrap(), state["generation_start_secs"].as_f64());
 
     // The book is a file again; the run resumes with its gate.
     std::fs::remove_file(&book).unwrap();
@@ -324,6 +324,7 @@ fn killed_during_the_gate_the_line_keeps_self_play_training_and_their_time() {
     assert!(line.contains("| self-play 8 games "), "{line}");
     assert!(line.contains("| train steps 0->30 loss "), "{line}");
     assert!(line.contains("| gate +"), "{line}");
+    let before_kill = elapsed - started.expect("run.json records when the generation began");
     // Its time counts the session before the kill (to the gate's start) and the resumed one
     // (the line rounds their sum, never below the first part rounded).
     assert!(line_secs(line) >= before_kill.round(), "{line}: {before_kill} s before the kill");
