@@ -18,7 +18,7 @@
 #   equal to what the store holds from it.
 # The proxy's fault counts and the retries by operation are printed. Skips (exit 0, with the
 # reason) only if the Python packages cannot be installed. About a minute on 2 cores once built
-# (51 to 71 s in four runs here; about half of the trainer's time is the store's backoff
+# (51 to 71 s in four runs here; in one, 31 s of the trainer's 57 s were the store's backoff
 # between retries).
 #
 # Usage: bash scripts/checks/s3-faults.sh   (also run by scripts/test.sh)
