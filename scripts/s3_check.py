@@ -1,4 +1,4 @@
-"""Helpers of scripts/checks/s3-workers.sh, against a local S3 server (moto in server mode),
+"""Helpers of scripts/checks/s3-workers.sh and s3-faults.sh, against a local S3 server (moto in server mode),
 with boto3 as an independent S3 client.
 
   prepare BUCKET          create the bucket; check that the server honours conditional writes
@@ -11,8 +11,10 @@ with boto3 as an independent S3 client.
                           check a finished run: every uploaded shard is a whole, readable shard
                           (magic, version, both CRC-32s, zlib payload); every manifest lists
                           existing shards with their true game counts and enough games; no
-                          shard is counted twice; log.txt has every generation once; run.json
-                          says finished; best.json names a network that exists
+                          shard is counted twice; each worker's shards are numbered without a
+                          gap and its counted ones are its first (none skipped); log.txt has
+                          every generation once; run.json says finished; best.json names a
+                          network that exists. Prints each worker's shards and games
 
 Environment: AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION.
 """
@@ -158,11 +160,21 @@ def verify(bucket, run, generations, games_per_generation):
     best = json.loads(get("models/best.json"))["best"]
     get(f"models/{best}")
     get(f"models/{best[:-len('.safetensors')]}.json")
+    # A worker uploads its shards one after another (000000, 000001, ...) and the trainer
+    # counts every shard it lists: so each worker's counted shards are its first ones, with no
+    # gap. A shard missing below a counted one was skipped: lost.
+    for worker in workers:
+        numbers = sorted(int(k.split("/")[2].split(".")[0]) for k in shards if k.split("/")[1] == worker)
+        assert numbers == list(range(len(numbers))), f"{worker}: shard numbers {numbers} have gaps"
+        mine = sorted(int(k.split("/")[2].split(".")[0]) for k in counted if k.split("/")[1] == worker)
+        assert mine == list(range(len(mine))), f"{worker}: counted shards {mine} skip some"
+        games = sum(shards[k][0] for k in shards if k.split("/")[1] == worker)
+        print(f"worker {worker}: {len(numbers)} shards, {games} games in the store")
     left = len(shards) - len(counted)
     print(f"verified: {len(shards)} shards from {len(workers)} workers, all readable; "
-          f"{len(counted)} counted once each in {generations} generations, {left} uploaded after "
-          f"the last generation closed (not counted); log has generations 0-{generations}; "
-          f"best network {best}")
+          f"{len(counted)} counted once each in {generations} generations, every worker's first "
+          f"ones with no gap, {left} uploaded after the last generation closed (not counted); "
+          f"log has generations 0-{generations}; best network {best}")
     return workers
 
 

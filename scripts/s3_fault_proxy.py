@@ -13,9 +13,11 @@ An HTTP/1.1 proxy on 127.0.0.1:LISTEN_PORT that forwards every request to the S3
   refuse    the connection is closed before the request is forwarded
 
 Which requests fail is decided by a generator seeded with SEED, in the order requests arrive
-(so runs differ in which request meets which fault, never in the shares). Every fault is
-logged to LOG as one line `<n> <fault> <method> <path>`; at exit (SIGTERM) the counts are
-printed. Standard library only.
+(so runs differ in which request meets which fault, never in the shares). Besides the seeded
+share, the first GET of a replay shard (`.shard`) is always truncated and the first PUT of one
+always dropped, so that every run meets the two faults that could lose or corrupt games. Every
+fault is logged to LOG as one line `<n> <fault> <method> <path>`; at exit (SIGTERM) the counts
+are printed. Standard library only.
 """
 
 import http.client
@@ -41,12 +43,22 @@ counts = {"requests": 0, **{name: 0 for name, _ in SHARES}}
 log = open(log_path, "a", buffering=1)
 
 
-def choose():
+# The fault every run meets once: (method, what the first such request of a shard gets).
+FIRST_ON_SHARDS = {"GET": "truncate", "PUT": "drop"}
+first_done = set()
+
+
+def choose(method, path):
     with lock:
         counts["requests"] += 1
         n = counts["requests"]
         x = rng.random()
         delay = 0.2 + 1.3 * rng.random()
+        first = FIRST_ON_SHARDS.get(method)
+        if first and method not in first_done and path.split("?")[0].endswith(".shard"):
+            first_done.add(method)
+            counts[first] += 1
+            return n, first, delay
         for name, share in SHARES:
             if x < share:
                 counts[name] += 1
@@ -62,7 +74,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         pass
 
     def handle_one(self):
-        n, fault, delay = choose()
+        n, fault, delay = choose(self.command, self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         if fault:

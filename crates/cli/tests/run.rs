@@ -252,6 +252,85 @@ fn killed_during_the_first_evaluation_resumes() {
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// The number before " s" at the end of a summary line.
+fn line_secs(line: &str) -> f64 {
+    line.rsplit(" | ").next().unwrap().trim_end_matches(" s").parse().unwrap()
+}
+
+#[test]
+fn killed_during_the_gate_the_line_keeps_self_play_training_and_their_time() {
+    // Issue 44: after a resume the generation's line omitted the stages finished before the
+    // kill and counted only the resumed session's time. The gate reads the opening book when
+    // it starts; the book is a named pipe, so the test's open of its other end returns exactly
+    // when the gate has begun (self-play and training saved), and the run is killed there.
+    let tmp = temp_dir("kill-gate");
+    let dir = tmp.join("r");
+    let book = tmp.join("book.epd");
+    let made = Command::new("mkfifo").arg(&book).status().expect("mkfifo");
+    assert!(made.success());
+    let ci = std::fs::read_to_string(ci_config()).unwrap();
+    // 30 steps: the session before the kill lasts over a second (the line's time is whole
+    // seconds).
+    let text_config = ci
+        .replace("generations = 2", "generations = 1")
+        .replace("steps_per_generation = 10", "steps_per_generation = 30")
+        .replace("eval_games = 4", "eval_games = 0")
+        + &format!("openings = \"{}\"\n", book.display());
+    let config = tmp.join("c.toml");
+    std::fs::write(&config, text_config).unwrap();
+    let (config_s, dir_s) = (config.display().to_string(), dir.display().to_string());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+        .args(["run", "--config", &config_s, "--dir", &dir_s])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start atomzero");
+    let stdout = child.stdout.take().unwrap();
+    let opened = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (opened, book) = (opened.clone(), book.clone());
+        std::thread::spawn(move || {
+            let lines: Vec<String> = BufReader::new(stdout).lines().map_while(Result::ok).collect();
+            // A run that ended without opening the book would leave the test waiting on the
+            // pipe: open its reading end here instead, and the assertions below say why.
+            if !opened.load(std::sync::atomic::Ordering::SeqCst) {
+                let _ = std::fs::File::open(&book);
+            }
+            lines
+        })
+    };
+    // Blocks until the run opens the book for reading: its gate of generation 1.
+    let pipe = std::fs::OpenOptions::new().write(true).open(&book).unwrap();
+    opened.store(true, std::sync::atomic::Ordering::SeqCst);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    drop(pipe);
+    let printed = reader.join().unwrap();
+    assert!(printed.iter().any(|l| l.starts_with("gen   0 |")), "{printed:?}");
+    assert!(!printed.iter().any(|l| l.starts_with("gen   1 |")), "{printed:?}");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(state["stage"], "gate", "{state}");
+    let (elapsed, started) =
+        (state["elapsed_secs"].as_f64().unwrap(), state["generation_start_secs"].as_f64());
+
+    // The book is a file again; the run resumes with its gate.
+    std::fs::remove_file(&book).unwrap();
+    std::fs::write(&book, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n").unwrap();
+    let o = run(&["run", "--dir", &dir_s]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let log = std::fs::read_to_string(dir.join("log.txt")).unwrap();
+    let line = log.lines().find(|l| l.starts_with("gen   1 |")).unwrap();
+    assert!(line.contains("| self-play 8 games "), "{line}");
+    assert!(line.contains("| train steps 0->30 loss "), "{line}");
+    assert!(line.contains("| gate +"), "{line}");
+    let before_kill = elapsed - started.expect("run.json records when the generation began");
+    // Its time counts the session before the kill (to the gate's start) and the resumed one
+    // (the line rounds their sum, never below the first part rounded).
+    assert!(line_secs(line) >= before_kill.round(), "{line}: {before_kill} s before the kill");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
 #[test]
 fn ctrl_c_stops_cleanly_and_the_run_resumes() {
     let tmp = temp_dir("sigint");

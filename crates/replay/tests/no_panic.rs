@@ -167,7 +167,7 @@ fn damaged_records_inside_a_valid_frame_are_an_error_naming_the_shard_or_legal_g
 
 #[test]
 fn damaged_framing_and_arbitrary_bytes_are_refused() {
-    let mut rng = Rng(0x44_4652_414D_45);
+    let mut rng = Rng(0x4446_5241_4D45);
     let origin = Path::new("x.shard");
     let good = encode_shard(&ShardMeta::default(), &games(&mut rng, 2));
     assert!(check(&good, origin).is_ok());

@@ -191,18 +191,36 @@ impl SelfplayConfig {
             "selfplay.forced_playouts must be a number >= 0",
         )?;
         check(
-            self.temperature >= 0.0 && self.final_temperature >= 0.0,
-            "selfplay temperatures must be >= 0",
+            finite_at_least(self.temperature, 0.0) && finite_at_least(self.final_temperature, 0.0),
+            "selfplay temperatures must be numbers >= 0",
         )?;
+        check(self.resign_threshold.is_finite(), "selfplay.resign_threshold must be a number")?;
+        // The noise's Gamma sampler needs a positive finite shape (a huge negative one
+        // recursed until the stack overflowed).
+        check(
+            self.dirichlet_alpha.is_finite() && self.dirichlet_alpha > 0.0,
+            "selfplay.dirichlet_alpha must be a number > 0",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.dirichlet_epsilon),
+            "selfplay.dirichlet_epsilon must be in [0, 1]",
+        )?;
+        check(finite_at_least(self.c_init, 0.0), "selfplay.c_init must be a number >= 0")?;
+        check(self.fpu_reduction.is_finite(), "selfplay.fpu_reduction must be a number")?;
         check(self.gumbel_considered >= 1, "selfplay.gumbel_considered must be at least 1")?;
         check(
             (1..=256).contains(&self.determinizations),
             "selfplay.determinizations must be from 1 to 256",
         )?;
         check(
-            self.gumbel_c_visit >= 0.0 && self.gumbel_c_scale >= 0.0,
-            "selfplay.gumbel_c_visit and gumbel_c_scale must be >= 0",
+            finite_at_least(self.gumbel_c_visit, 0.0) && finite_at_least(self.gumbel_c_scale, 0.0),
+            "selfplay.gumbel_c_visit and gumbel_c_scale must be numbers >= 0",
         )?;
         Ok(())
     }
+}
+
+/// `value` is a finite number of at least `min` (NaN and infinities are not).
+fn finite_at_least(value: f32, min: f32) -> bool {
+    value.is_finite() && value >= min
 }

@@ -410,7 +410,9 @@ fn worker<E: Evaluator + ?Sized>(
     tx: mpsc::Sender<SelfplayEvent>,
 ) {
     let config = shared.config;
-    let mut slots: Vec<Slot> = Vec::with_capacity(config.games_per_worker);
+    // No more slots than games: `games_per_worker` is the user's number (a huge one
+    // overflowed the capacity here).
+    let mut slots: Vec<Slot> = Vec::with_capacity(config.games_per_worker.min(shared.n_games));
     let (mut batches, mut positions) = (0u64, 0u64);
     loop {
         while slots.len() < config.games_per_worker && !shared.stop.load(Ordering::Relaxed) {

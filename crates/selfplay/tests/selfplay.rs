@@ -183,6 +183,15 @@ fn uniform_self_play_uses_the_book_and_respects_max_length() {
 }
 
 #[test]
+fn a_huge_games_per_worker_plays_the_games_asked_for() {
+    // Issue 44: `games_per_worker = 9223372036854775807` in a config passed validation and
+    // then panicked ("capacity overflow") when a worker reserved its game slots.
+    let config = SelfplayConfig { games_per_worker: usize::MAX, ..small_config() };
+    let games = play(&config, Variant::Atomic, 3, 7);
+    assert_eq!(games.len(), 3);
+}
+
+#[test]
 fn stopping_early_returns() {
     let mut seen = 0;
     run(

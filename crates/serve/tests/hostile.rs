@@ -107,6 +107,7 @@ fn serve(base: PathBuf, run: PathBuf) -> TestServer {
     let options = ServeOptions {
         run_dir: run.clone(),
         variant: Variant::Atomic,
+        eval_games: 0,
         models: models.clone(),
         scalars: Arc::new(scalars),
         poll: Duration::from_millis(50),
@@ -184,7 +185,7 @@ fn symlinks_out_of_the_run_are_not_read_on_any_route() {
     let json: serde_json::Value = serde_json::from_str(&summary).unwrap();
     assert_eq!(json["status"]["generation"], serde_json::Value::Null, "{summary}");
     assert!(
-        SCALAR_DIRS.lock().unwrap().iter().all(|d| !d.starts_with(&server.base.join("outside"))),
+        SCALAR_DIRS.lock().unwrap().iter().all(|d| !d.starts_with(server.base.join("outside"))),
         "the TensorBoard reader was handed a directory outside the run"
     );
     let (status, files) = get(server.addr, "/api/games");

@@ -49,7 +49,16 @@ fn no_retries() -> RetryConfig {
 impl ObjectBackend {
     /// Opens `url` with settings from the environment.
     pub fn open(url: &str) -> Result<ObjectBackend, StoreError> {
+        ObjectBackend::open_with(url, &[])
+    }
+
+    /// Opens `url` with settings from the environment and `settings` over them: the
+    /// provider's configuration keys as `object_store` names them (`aws_endpoint`,
+    /// `aws_allow_http`, `aws_access_key_id`, `google_service_account`, `azure_storage_account_name`,
+    /// ...). An unknown key is an error naming it.
+    pub fn open_with(url: &str, settings: &[(&str, &str)]) -> Result<ObjectBackend, StoreError> {
         let fail = |reason: String| StoreError::Location { location: url.to_string(), reason };
+        let unknown = |key: &str| fail(format!("unknown setting '{key}' for this store"));
         // reqwest is built without a bundled TLS provider: use ring's (a second call finds
         // one installed and changes nothing).
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -63,6 +72,10 @@ impl ObjectBackend {
                 for (key, value) in CLIENT_SETTINGS {
                     builder = builder.with_config(AmazonS3ConfigKey::Client(key), value);
                 }
+                for &(key, value) in settings {
+                    let key: AmazonS3ConfigKey = key.parse().map_err(|_| unknown(key))?;
+                    builder = builder.with_config(key, value);
+                }
                 Box::new(builder.build().map_err(|e| fail(e.to_string()))?)
             }
             "gs" => {
@@ -72,6 +85,10 @@ impl ObjectBackend {
                 for (key, value) in CLIENT_SETTINGS {
                     builder = builder.with_config(GoogleConfigKey::Client(key), value);
                 }
+                for &(key, value) in settings {
+                    let key: GoogleConfigKey = key.parse().map_err(|_| unknown(key))?;
+                    builder = builder.with_config(key, value);
+                }
                 Box::new(builder.build().map_err(|e| fail(e.to_string()))?)
             }
             "az" | "adl" | "azure" | "abfs" | "abfss" => {
@@ -80,6 +97,10 @@ impl ObjectBackend {
                     MicrosoftAzureBuilder::from_env().with_url(url).with_retry(no_retries());
                 for (key, value) in CLIENT_SETTINGS {
                     builder = builder.with_config(AzureConfigKey::Client(key), value);
+                }
+                for &(key, value) in settings {
+                    let key: AzureConfigKey = key.parse().map_err(|_| unknown(key))?;
+                    builder = builder.with_config(key, value);
                 }
                 Box::new(builder.build().map_err(|e| fail(e.to_string()))?)
             }
@@ -255,5 +276,12 @@ mod tests {
         assert!(transient_message("... non-2xx status code: 429 Too Many Requests: slow down"));
         assert!(!transient_message("Server returned non-2xx status code: 403 Forbidden"));
         assert!(!transient_message("no status here"));
+    }
+
+    #[test]
+    fn an_unknown_setting_is_named() {
+        let err = ObjectBackend::open_with("s3://b", &[("aws_no_such_key", "1")]).unwrap_err();
+        assert!(err.to_string().contains("unknown setting 'aws_no_such_key'"), "{err}");
+        assert!(ObjectBackend::open_with("s3://b", &[("aws_region", "us-east-1")]).is_ok());
     }
 }

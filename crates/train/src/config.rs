@@ -177,8 +177,27 @@ impl TrainerConfig {
         )?;
         check(self.window_positions >= 1, "train.window_positions must be at least 1")?;
         check(
-            self.max_samples_per_position > 0.0,
-            "train.max_samples_per_position must be positive",
+            self.max_samples_per_position > 0.0 && self.max_samples_per_position.is_finite(),
+            "train.max_samples_per_position must be a positive number",
+        )?;
+        check(
+            self.min_learning_rate >= 0.0 && self.min_learning_rate.is_finite(),
+            "train.min_learning_rate must be a number >= 0",
+        )?;
+        check(
+            self.step_gamma > 0.0 && self.step_gamma.is_finite(),
+            "train.step_gamma must be a positive number",
+        )?;
+        check((0.0..=1.0).contains(&self.momentum), "train.momentum must be in [0, 1]")?;
+        let finite_at_least_0 = |v: f32| v.is_finite() && v >= 0.0;
+        check(finite_at_least_0(self.weight_decay), "train.weight_decay must be a number >= 0")?;
+        check(
+            finite_at_least_0(self.grad_clip_norm),
+            "train.grad_clip_norm must be a number >= 0 (0 = no clipping)",
+        )?;
+        check(
+            finite_at_least_0(self.value_loss_weight),
+            "train.value_loss_weight must be a number >= 0",
         )?;
         check(self.checkpoint_every >= 1, "train.checkpoint_every must be at least 1")?;
         check(self.keep_checkpoints >= 1, "train.keep_checkpoints must be at least 1")?;

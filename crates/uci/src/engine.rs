@@ -464,6 +464,32 @@ impl Engine {
         self.options.search_config(self.config.search)
     }
 
+    /// `go searchmoves`: leaves the other root moves out of `search`; true if it did. A move
+    /// that is not legal here is reported and ignored; none legal searches every move.
+    fn restrict_to_searchmoves(&self, search: &mut Search, searchmoves: &[String]) -> bool {
+        if searchmoves.is_empty() {
+            return false;
+        }
+        let pos = *search.root_position();
+        let mut allowed = Vec::new();
+        for text in searchmoves {
+            match pos.parse_uci(text) {
+                Ok(m) if pos.is_legal(m) => allowed.push(m),
+                _ => self.error(&format!(
+                    "searchmoves: {} is not a legal move here; ignored",
+                    text.chars().take(16).collect::<String>()
+                )),
+            }
+        }
+        if allowed.is_empty() {
+            return false;
+        }
+        let others: Vec<_> =
+            pos.legal_moves().iter().copied().filter(|m| !allowed.contains(m)).collect();
+        search.exclude_root_moves(&others);
+        true
+    }
+
     /// The tree's size bound (in bytes, see `Search::tree_bytes`) from the `Hash` option: half
     /// of it, leaving room for the arenas' growth by doubling.
     fn max_tree_bytes(&self) -> usize {
@@ -517,9 +543,6 @@ impl Engine {
             ),
             None => (Arc::new(UniformEvaluator), self.search_config()),
         };
-        if !go.searchmoves.is_empty() {
-            self.error("go searchmoves is not supported; searching all moves");
-        }
         if go.mate.is_some() {
             self.error("go mate is searched like go without a mate limit");
         }
@@ -530,7 +553,8 @@ impl Engine {
             && !limits.infinite
             && !limits.ponder;
         let max_tree_bytes = self.max_tree_bytes();
-        let search = self.tree_for_current_game(search_config, max_tree_bytes);
+        let mut search = self.tree_for_current_game(search_config, max_tree_bytes);
+        let restricted = self.restrict_to_searchmoves(&mut search, &go.searchmoves);
         let answered = Arc::new(AtomicBool::new(false));
         let job = Job {
             search,
@@ -541,7 +565,12 @@ impl Engine {
             max_tree_bytes,
             multipv: usize::try_from(self.options.multipv).unwrap_or(1).max(1),
             show_wdl: self.options.show_wdl,
-            alphabeta_share: self.options.alphabeta_share as f64 / 100.0,
+            // `searchmoves` decides the root moves itself.
+            alphabeta_share: if restricted {
+                0.0
+            } else {
+                self.options.alphabeta_share as f64 / 100.0
+            },
             info_interval: self.config.info_interval,
             output: self.output.clone(),
             answered: Arc::clone(&answered),

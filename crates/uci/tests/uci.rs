@@ -885,3 +885,23 @@ fn alphabeta_share_leaves_refuted_root_moves_out() {
     let (_, lines) = h.bestmove();
     assert!(info_strings(&lines).iter().all(|l| !l.contains("alphabeta")), "{lines:#?}");
 }
+
+#[test]
+fn go_searchmoves_searches_only_the_moves_named() {
+    let mut h = Harness::new();
+    h.send("position startpos");
+    for _ in 0..3 {
+        h.send("go searchmoves a2a3 h2h3 e9e4 nodes 300");
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        assert!(mv == "a2a3" || mv == "h2h3", "{mv}");
+        assert!(
+            info_strings(&lines).iter().any(|l| l.contains("e9e4") && l.contains("ignored")),
+            "{lines:#?}"
+        );
+    }
+    // Nothing legal named: every move is searched.
+    h.send("go searchmoves e9e4 nodes 50");
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+}

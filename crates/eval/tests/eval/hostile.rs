@@ -88,7 +88,7 @@ fn damaged_books_never_panic_and_errors_name_the_line() {
             }
             // Self-play's reader: the same text, an error with a line or a book.
             match atomzero_selfplay::Openings::parse_epd(&text, variant) {
-                Ok(book) => assert!(book.len() > 0),
+                Ok(book) => assert!(!book.is_empty()),
                 Err((line, reason)) => assert!(line <= text.lines().count() && !reason.is_empty()),
             }
         }

@@ -2,7 +2,10 @@
 //! under contention, listing) and its retry loop against a backend that fails on purpose:
 //! failures that may pass are retried and reported, permanent ones are not, and a write whose
 //! first attempt landed although it reported a failure is recognised on the retry.
+//! `http`: the S3 backend against a local server that cuts, drops and refuses requests.
 //! (The same contract against a real S3 server: scripts/checks/s3-workers.sh.)
+
+mod http;
 
 use atomzero_store::{
     Backend, BackendError, Entry, LocalBackend, Object, PutMode, RetryPolicy, Store, StoreError,
