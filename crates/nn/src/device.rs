@@ -9,7 +9,7 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use burn::tensor::{Device, Tensor};
 
@@ -112,10 +112,24 @@ impl FromStr for DeviceKind {
 /// Runs one tiny computation on `device` and reads it back, turning a missing driver or GPU
 /// (which Burn reports by panicking) into an error. The panic is caught without being printed:
 /// the process's panic hook is replaced while the computation runs (a panic of another thread
-/// in that moment is not printed either).
+/// in that moment is not printed either). The hook keeps the messages of every thread's panic:
+/// CubeCL runs a device on its own thread, whose panic (cudarc's missing driver) reaches the
+/// caller only as a closed channel (`RecvError`).
 pub fn check_device(device: &Device) -> Result<(), DeviceError> {
     let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    let panics: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&panics);
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Ok(mut panics) = sink.lock() {
+            panics.push(message.to_string());
+        }
+    }));
     let result = catch_unwind(AssertUnwindSafe(|| {
         let x = Tensor::<1>::from_floats([1.0, 2.0], device);
         let data = x.mul_scalar(2.0).sum().try_into_data().map_err(|e| format!("{e:?}"))?;
@@ -123,19 +137,27 @@ pub fn check_device(device: &Device) -> Result<(), DeviceError> {
     }));
     std::panic::set_hook(hook);
     let kind = DeviceKind::of(device);
+    // The failure's own message first, then the panics of other threads.
+    let with_panics = |message: &str| -> String {
+        let others = panics.lock().map(|p| p.clone()).unwrap_or_default();
+        std::iter::once(message.to_string())
+            .chain(others.into_iter().filter(|m| m != message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     match result {
         Ok(Ok(values)) if values == [6.0] => Ok(()),
         Ok(Ok(values)) => Err(DeviceError::Unavailable(format!(
             "{device:?} computed {values:?} for 2 * (1 + 2), expected [6.0]"
         ))),
-        Ok(Err(error)) => Err(failure(kind, device, &error)),
+        Ok(Err(error)) => Err(failure(kind, device, &with_panics(&error))),
         Err(panic) => {
             let message = panic
                 .downcast_ref::<String>()
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("panic without a message");
-            Err(failure(kind, device, message))
+            Err(failure(kind, device, &with_panics(message)))
         }
     }
 }
