@@ -94,11 +94,15 @@ bundler=$(awk '/^name = "tracel-llvm-bundler"$/ { getline; gsub(/"/, "", $3); pr
 export XDG_DATA_HOME="$cache/llvm-shim"
 llvm_dir="$XDG_DATA_HOME/tracel/tracel-llvm-$bundler"
 mkdir -p "$llvm_dir/bin" "$llvm_dir/lib"
+# Links and the marker are written only when missing or different: the build scripts of
+# tracel-llvm-bundler and cubecl-llvm rerun when these files change, and everything that
+# depends on them (cubek, burn) is rebuilt after them.
+link() { [ "$(readlink "$2" 2> /dev/null)" = "$1" ] || ln -sfn "$1" "$2"; }
 for lib in "$("$llvm_config" --libdir)"/lib*.a; do
-  ln -sfn "$lib" "$llvm_dir/lib/"
+  link "$lib" "$llvm_dir/lib/$(basename "$lib")"
 done
 for lib in libstdc++.a libz.a libzstd.a; do
-  ln -sfn "$(gcc_lib "$lib")" "$llvm_dir/lib/$lib"
+  link "$(gcc_lib "$lib")" "$llvm_dir/lib/$lib"
 done
 wrapper=$(cat << EOF
 #!/bin/sh
@@ -117,7 +121,7 @@ if [ "$(cat "$llvm_dir/bin/llvm-config" 2> /dev/null)" != "$wrapper" ]; then
   chmod +x "$llvm_dir/bin/llvm-config.tmp"
   mv "$llvm_dir/bin/llvm-config.tmp" "$llvm_dir/bin/llvm-config"
 fi
-touch "$llvm_dir/.tracel-llvm-installed"
+[ -f "$llvm_dir/.tracel-llvm-installed" ] || touch "$llvm_dir/.tracel-llvm-installed"
 
 # --- 3. Build. cudarc's build script would ask nvcc for the CUDA version (none here).
 export CUDARC_CUDA_VERSION="${CUDARC_CUDA_VERSION:-12080}"
