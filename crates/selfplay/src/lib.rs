@@ -17,10 +17,12 @@
 
 pub mod batcher;
 pub mod config;
+pub mod epd;
 pub mod openings;
 pub mod worker;
 
 pub use batcher::SharedBatcher;
 pub use config::{Batching, RootSearch, SelfplayConfig};
-pub use openings::{OpeningError, Openings};
+pub use epd::{EpdBook, EpdError};
+pub use openings::Openings;
 pub use worker::{GameStats, SelfplayEvent, record_to_pgn, run, run_with_belief};
