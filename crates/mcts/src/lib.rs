@@ -13,9 +13,10 @@
 //! - [`lcb`]: the move to play by lower confidence bound (`SearchConfig::lcb_stdevs`).
 //! - [`mate`]: the exact distance of a proven win or loss (`score mate N`), by a small
 //!   search on the rules.
-//! - [`pimc`]: the bomb variant's search under hidden information: Perfect-Information Monte
-//!   Carlo over worlds drawn from a player's information set and belief ([`Pimc`]), each
-//!   searched by a [`Search`].
+//!
+//! The bomb variant's search under hidden information (Perfect-Information Monte Carlo over
+//! worlds drawn from a belief) is `atomzero-pimc`, on top of this crate: the core search
+//! knows nothing of the variant's beliefs.
 
 pub mod alphabeta;
 pub mod config;
@@ -23,7 +24,6 @@ pub mod evaluator;
 pub mod gumbel;
 pub mod lcb;
 pub mod mate;
-pub mod pimc;
 pub mod rng;
 mod root;
 pub mod search;
@@ -36,7 +36,6 @@ pub use evaluator::{
     UniformEvaluator,
 };
 pub use mate::{Mate, MateLimits, mate_distance};
-pub use pimc::Pimc;
 pub use rng::Rng;
 pub use search::{ChildStats, Leaf, Search, pending_requests};
 pub use tree::Proven;
