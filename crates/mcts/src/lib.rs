@@ -1,7 +1,9 @@
 //! # atomzero-mcts
 //!
-//! The search side of atomzero. No threads, no I/O: the search never calls a network itself;
-//! callers batch [`EvalRequest`]s from many trees and hand them to an [`Evaluator`].
+//! The search side of atomzero. No threads, no I/O: the search never calls a network
+//! directly; callers batch [`EvalRequest`]s from many trees and hand them to an
+//! [`Evaluator`]. [`Search::run`] is that loop for a lone search (gather, evaluate through
+//! the [`Evaluator`] trait, apply).
 //!
 //! - [`Search`]: an arena tree with PUCT (AlphaZero's `c_init`/`c_base`), FPU reduction,
 //!   Dirichlet noise at the root, WDL values, virtual loss, tree reuse, and exact scoring of

@@ -25,9 +25,10 @@
 //! puts the two together, so only the players of the bomb variant (self-play, matches)
 //! depend on it.
 //!
-//! Like [`Search`], [`Pimc`] never calls a network: its trees' leaves are gathered with
-//! [`Pimc::gather`], evaluated by the caller (with those of other games) and handed back with
-//! [`Pimc::apply`].
+//! Like [`Search`], [`Pimc`] never calls a network directly: its trees' leaves are gathered
+//! with [`Pimc::gather`], evaluated by the caller (with those of other games) and handed back
+//! with [`Pimc::apply`]; [`Pimc::run`] is that loop for a lone search, through the
+//! [`Evaluator`] trait.
 
 use atomzero_belief::{BeliefModel, InfoError, InformationSet};
 use atomzero_mcts::{
