@@ -8,9 +8,10 @@
 //!
 //! Temporary names follow one rule, [`temporary_path`]: `.<name>.<pid>-<n>.tmp` (hidden, the
 //! writer's process id and a per-process counter, so two threads writing the same target do
-//! not share a temporary). [`is_temporary`] recognises them (`.` first, `.tmp` last: also
-//! the names older versions used) and [`remove_stale_temporaries`] removes the ones a killed
-//! process left. A temporary directory (a checkpoint written file by file, then renamed
+//! not share a temporary). [`is_temporary`] recognises them (`.` first, `.tmp` last, which
+//! also matches the `.<name>.<pid>.tmp` names of earlier versions, though not eval's old
+//! `.<name>.tmp-<pid>`) and [`remove_stale_temporaries`] removes the ones a killed process
+//! left. A temporary directory (a checkpoint written file by file, then renamed
 //! whole) is named by the same rule.
 //!
 //! Errors are [`std::io::Error`]s; callers add the path in their own error types.
