@@ -1,26 +1,18 @@
-//! Atomic file writes: write a temporary file in the same directory, sync, rename; and the
-//! check, before a long job, that its output file can be written at the end.
+//! The binary's file writes: atomic writes (`atomzero_files`) with the directory created and
+//! errors in words; the check, before a long job, that its output file can be written at the
+//! end; appends for PGN.
 
 use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` so that readers see either the old or the new file, never half.
+/// Writes `bytes` to `path` so that readers see either the old or the new file, never half
+/// (`atomzero_files::write_atomic`), creating its directory if needed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
+    atomzero_files::write_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Checks, before any work, that [`write_atomic`] will be able to write `path`: it is not a

@@ -42,9 +42,10 @@ pub mod stats;
 pub mod uci_engine;
 
 pub use alphabeta::AlphaBetaPlayer;
+pub use atomzero_selfplay::{EpdBook, EpdError};
 pub use gate::{GateConfig, GateReason, GateResult, decide, gate};
 pub use greedy::GreedyPlayer;
-pub use openings::{OpeningError, Openings};
+pub use openings::Openings;
 pub use player::{MctsPlayer, Player, PlayerError, PolicyPlayer, RandomPlayer, SharedEvaluator};
 pub use plot::{
     PlotError, PlotPoint, elo_chart_svg, elo_plot_svg, generation_of, generation_series,

@@ -19,8 +19,8 @@
 use crate::alphabeta;
 use atomzero_mcts::Rng;
 use atomzero_rules::{Move, Position, Start, Variant};
-use std::fmt;
-use std::path::{Path, PathBuf};
+use atomzero_selfplay::{EpdBook, EpdError};
+use std::path::Path;
 
 /// A random opening is balanced if a 2-ply alpha-beta search (with quiescence) scores it
 /// within this many centipawns of level for the side to move.
@@ -28,63 +28,6 @@ pub const BALANCE_MARGIN: i32 = 100;
 
 /// Random openings drawn before giving up on balance and taking the last one that is not over.
 const MAX_OPENING_ATTEMPTS: usize = 200;
-
-/// An opening book that could not be used.
-#[derive(Debug)]
-pub enum OpeningError {
-    /// The file could not be read.
-    Io {
-        /// The book's path.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// A line is not a legal position for the variant.
-    Position {
-        /// 1-based line number.
-        line: usize,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The book has no position.
-    Empty,
-    /// An error of the book file `path` (what [`Openings::from_epd_file`] returns: the
-    /// error names the file).
-    InFile {
-        /// The book's path.
-        path: PathBuf,
-        /// What is wrong with it.
-        error: Box<OpeningError>,
-    },
-}
-
-impl fmt::Display for OpeningError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OpeningError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            OpeningError::Position { line, reason } => write!(f, "book line {line}: {reason}"),
-            OpeningError::Empty => f.write_str("opening book has no positions"),
-            OpeningError::InFile { path, error } => match error.as_ref() {
-                OpeningError::Position { line, reason } => {
-                    write!(f, "{}: line {line}: {reason}", path.display())
-                }
-                OpeningError::Empty => {
-                    write!(f, "{}: opening book has no positions", path.display())
-                }
-                other => other.fmt(f),
-            },
-        }
-    }
-}
-
-impl std::error::Error for OpeningError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            OpeningError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
 
 /// The openings of a match.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,42 +53,16 @@ impl Default for Openings {
 }
 
 impl Openings {
-    /// Reads an EPD book (see [`Openings::parse_epd`]).
-    pub fn from_epd_file(path: &Path, variant: Variant) -> Result<Openings, OpeningError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| OpeningError::Io { path: path.to_path_buf(), source })?;
-        Openings::parse_epd(&text, variant).map_err(|error| OpeningError::InFile {
-            path: path.to_path_buf(),
-            error: Box::new(error),
-        })
+    /// Reads an EPD book for `variant` (`atomzero_selfplay::EpdBook::read`: errors name the
+    /// file and line).
+    pub fn from_epd_file(path: &Path, variant: Variant) -> Result<Openings, EpdError> {
+        Ok(Openings::Book(EpdBook::read(path, variant)?.into_positions()))
     }
 
-    /// Parses EPD text: one position per line, the four FEN fields first; anything after them
-    /// (EPD operations such as `bm e4;`, or a FEN's move counters) and a trailing `;` are
-    /// ignored; blank lines and `#` comments are skipped. Every position must be legal for
-    /// `variant` and not already over. A UTF-8 byte-order mark at the start is skipped.
-    pub fn parse_epd(text: &str, variant: Variant) -> Result<Openings, OpeningError> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut positions = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> =
-                line.split(';').next().unwrap_or("").split_whitespace().take(4).collect();
-            let fen = fields.join(" ");
-            let error = |reason: String| OpeningError::Position { line: i + 1, reason };
-            let pos = Position::from_fen(&fen, variant).map_err(|e| error(e.to_string()))?;
-            if let Some(outcome) = pos.outcome() {
-                return Err(error(format!("the game is already over ({outcome})")));
-            }
-            positions.push(pos);
-        }
-        if positions.is_empty() {
-            return Err(OpeningError::Empty);
-        }
-        Ok(Openings::Book(positions))
+    /// Parses EPD text for `variant` (`atomzero_selfplay::EpdBook::parse`: the four FEN fields
+    /// of each line, operations ignored; every position legal and not already over).
+    pub fn parse_epd(text: &str, variant: Variant) -> Result<Openings, EpdError> {
+        Ok(Openings::Book(EpdBook::parse(text, variant)?.into_positions()))
     }
 
     /// True for book positions (written with `[FEN]` in PGN and counted as "book").
@@ -316,11 +233,11 @@ mod tests {
         assert_eq!(book.book_variant(), Some(Variant::Atomic));
         assert!(matches!(
             Openings::parse_epd("8/8/8/8/8/8/8/8 w - -\n", Variant::Atomic),
-            Err(OpeningError::Position { line: 1, .. })
+            Err(EpdError::Position { line: 1, .. })
         ));
         assert!(matches!(
             Openings::parse_epd("\n# x\n", Variant::Atomic),
-            Err(OpeningError::Empty)
+            Err(EpdError::Empty { .. })
         ));
     }
 

@@ -7,10 +7,11 @@
 //! opponent's bomb), unless it declares that it sees everything
 //! ([`Player::sees_hidden_information`]: the cheating reference, `net:...,cheat=1`), which gets
 //! the full game. A network player searches the variant by Perfect-Information Monte Carlo
-//! (`atomzero_mcts::Pimc`) over worlds drawn from its belief ([`MctsPlayer::belief`]).
+//! (`atomzero_pimc::Pimc`) over worlds drawn from its belief ([`MctsPlayer::belief`]).
 
 use atomzero_belief::{BeliefModel, InformationSet};
-use atomzero_mcts::{Evaluator, Pimc, Rng, Search, SearchConfig};
+use atomzero_mcts::{Evaluator, Rng, Search, SearchConfig};
+use atomzero_pimc::Pimc;
 use atomzero_rules::{Game, Move};
 use std::fmt;
 use std::sync::Arc;

@@ -1,7 +1,9 @@
 //! # atomzero-mcts
 //!
-//! The search side of atomzero. No threads, no I/O: the search never calls a network itself;
-//! callers batch [`EvalRequest`]s from many trees and hand them to an [`Evaluator`].
+//! The search side of atomzero. No threads, no I/O: the search never calls a network
+//! directly; callers batch [`EvalRequest`]s from many trees and hand them to an
+//! [`Evaluator`]. [`Search::run`] is that loop for a lone search (gather, evaluate through
+//! the [`Evaluator`] trait, apply).
 //!
 //! - [`Search`]: an arena tree with PUCT (AlphaZero's `c_init`/`c_base`), FPU reduction,
 //!   Dirichlet noise at the root, WDL values, virtual loss, tree reuse, and exact scoring of
@@ -13,9 +15,10 @@
 //! - [`lcb`]: the move to play by lower confidence bound (`SearchConfig::lcb_stdevs`).
 //! - [`mate`]: the exact distance of a proven win or loss (`score mate N`), by a small
 //!   search on the rules.
-//! - [`pimc`]: the bomb variant's search under hidden information: Perfect-Information Monte
-//!   Carlo over worlds drawn from a player's information set and belief ([`Pimc`]), each
-//!   searched by a [`Search`].
+//!
+//! The bomb variant's search under hidden information (Perfect-Information Monte Carlo over
+//! worlds drawn from a belief) is `atomzero-pimc`, on top of this crate: the core search
+//! knows nothing of the variant's beliefs.
 
 pub mod alphabeta;
 pub mod config;
@@ -23,7 +26,6 @@ pub mod evaluator;
 pub mod gumbel;
 pub mod lcb;
 pub mod mate;
-pub mod pimc;
 pub mod rng;
 mod root;
 pub mod search;
@@ -36,7 +38,6 @@ pub use evaluator::{
     UniformEvaluator,
 };
 pub use mate::{Mate, MateLimits, mate_distance};
-pub use pimc::Pimc;
 pub use rng::Rng;
 pub use search::{ChildStats, Leaf, Search, pending_requests};
 pub use tree::Proven;

@@ -32,10 +32,9 @@
 //! | `belief` | optional: the bomb variant's learned belief over the opponent's bomb, fitted with these weights on the same self-play (`atomzero_belief::BeliefModel`'s JSON; absent for other variants) |
 
 use std::fmt;
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use atomzero_encoding::{ENCODING_VERSION, READABLE_ENCODING_VERSIONS};
@@ -396,36 +395,11 @@ fn shorten(message: &str) -> String {
     format!("{head}... ({} more characters)", message.chars().count() - MAX)
 }
 
-/// Writes `bytes` to a temporary sibling of `path`, fsyncs it, renames it over `path` and
-/// fsyncs the directory. Readers see the old file or the new one, never a partial one.
+/// Writes `bytes` to `path` by `atomzero_files::write_atomic` (a synced temporary renamed
+/// over it, the directory synced): readers see the old file or the new one, never a partial one.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let io_error = |source| CheckpointError::Io { path: path.to_path_buf(), source };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let temporary = dir.join(format!(".{name}.{}-{unique}.tmp", std::process::id()));
-
-    let written = (|| -> io::Result<()> {
-        let mut file = File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temporary, path)
-    })();
-    if let Err(source) = written {
-        // Best effort: the temporary file is useless now.
-        let _ = fs::remove_file(&temporary);
-        return Err(io_error(source));
-    }
-    // Make the rename durable. Not every platform can open a directory; skip where it fails.
-    if let Ok(dir) = File::open(&dir) {
-        dir.sync_all().map_err(io_error)?;
-    }
-    Ok(())
+    atomzero_files::write_atomic(path, bytes)
+        .map_err(|source| CheckpointError::Io { path: path.to_path_buf(), source })
 }
 
 /// FNV-1a, 64 bit: enough to catch a damaged or mismatched file (not an adversary).

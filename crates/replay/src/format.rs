@@ -49,7 +49,7 @@
 //! `atomzero_rules::view_repetitions`, which [`crate::window::ReplayWindow::get`] gives), and
 //! the opponent's choice serves only as the label of the belief over it
 //! (`atomzero_belief::samples_from_game`). The policy target of a bomb-variant move is the
-//! determinized search's aggregate (`atomzero_mcts::Pimc::policy`), computed from the mover's
+//! determinized search's aggregate (`atomzero_pimc::Pimc::policy`), computed from the mover's
 //! information set alone.
 //!
 //! Version 1 stored `(move u16, visits u32)` pairs, the root's visit counts, in place of the

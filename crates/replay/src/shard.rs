@@ -135,25 +135,15 @@ pub fn encode_shard(meta: &ShardMeta, games: &[GameRecord]) -> Vec<u8> {
     bytes
 }
 
-/// Writes `games` to `path` atomically: a temporary file in the same directory is written,
-/// synced and renamed over `path`, so readers never see a partial shard.
+/// Writes `games` to `path` atomically (`atomzero_files::write_atomic`: a synced temporary in
+/// the same directory renamed over `path`, the directory synced), so readers never see a
+/// partial shard. Creates the directory if needed.
 pub fn write_shard(path: &Path, meta: &ShardMeta, games: &[GameRecord]) -> Result<(), ShardError> {
     let io = |source| ShardError::Io { path: path.to_path_buf(), source };
     let bytes = encode_shard(meta, games);
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(&bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
+    atomzero_files::write_atomic(path, &bytes).map_err(io)
 }
 
 /// Bounds-checked little-endian reader over a byte slice.

@@ -264,39 +264,18 @@ impl RunDir {
     }
 }
 
-/// Writes a local file by temporary name and rename.
+/// Writes a local file atomically (`atomzero_files::write_atomic`), creating its directory.
 pub(crate) fn write_local(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
+    atomzero_files::write_atomic(path, bytes).map_err(io(path))
 }
 
-/// Removes temporary files a killed process left in a local run (`.name.*.tmp`, never read)
-/// that are more than a minute old: a younger one may be a worker's write in progress.
+/// Removes temporary files a killed process left in a local run (`atomzero_files`' rule:
+/// `.name.*.tmp`, never read) that are more than a minute old: a younger one may be a
+/// worker's write in progress.
 pub fn remove_stale_temporaries(root: &Path) {
-    let stale = |path: &Path| {
-        std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > std::time::Duration::from_secs(60))
-    };
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.filter_map(|e| e.ok()) {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                stack.push(path);
-            } else if name.starts_with('.') && name.ends_with(".tmp") && stale(&path) {
-                let _ = std::fs::remove_file(&path);
-            }
-        }
-    }
+    atomzero_files::remove_stale_temporaries(root, std::time::Duration::from_secs(60));
 }
 
 #[cfg(test)]

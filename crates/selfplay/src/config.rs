@@ -59,7 +59,7 @@ pub struct SelfplayConfig {
     /// from the policy target again; 0 disables.
     pub forced_playouts: f32,
     /// The bomb variant only: worlds drawn from the belief per move (Perfect-Information
-    /// Monte Carlo, `atomzero_mcts::Pimc`: each a full state in which the opponent's bomb is
+    /// Monte Carlo, `atomzero_pimc::Pimc`: each a full state in which the opponent's bomb is
     /// one the player cannot rule out; the move's visits are shared among them).
     pub determinizations: usize,
 }

@@ -7,7 +7,7 @@
 //! game length, and openings from an EPD book or random first plies.
 //!
 //! The bomb variant (hidden information) is searched by Perfect-Information Monte Carlo
-//! (`atomzero_mcts::Pimc`): for every move, worlds are drawn from the side to move's
+//! (`atomzero_pimc::Pimc`): for every move, worlds are drawn from the side to move's
 //! information set (`atomzero_belief`, which never holds the opponent's bomb) and a belief
 //! ([`run_with_belief`]), and the move and its policy target come from the worlds' aggregate.
 //! Both bomb choices are searched moves; the random opening plies follow them.
@@ -17,10 +17,12 @@
 
 pub mod batcher;
 pub mod config;
+pub mod epd;
 pub mod openings;
 pub mod worker;
 
 pub use batcher::SharedBatcher;
 pub use config::{Batching, RootSearch, SelfplayConfig};
-pub use openings::{OpeningError, Openings};
+pub use epd::{EpdBook, EpdError};
+pub use openings::Openings;
 pub use worker::{GameStats, SelfplayEvent, record_to_pgn, run, run_with_belief};

@@ -1,36 +1,11 @@
-//! Opening positions: an EPD book (one position per line, `;`-terminated operations ignored),
-//! random first plies from the start position, or the Balanced start (White's removal is
-//! searched like any move, random plies follow it).
+//! Opening positions: an EPD book (read by [`crate::epd`]: one position per line, EPD
+//! operations ignored, finished games refused), random first plies from the start position,
+//! or the Balanced start (White's removal is searched like any move, random plies follow it).
 
+use crate::epd::{EpdBook, EpdError};
 use atomzero_mcts::Rng;
 use atomzero_rules::{Position, Start, Variant};
-use std::fmt;
-use std::path::{Path, PathBuf};
-
-/// A book that could not be used.
-#[derive(Debug)]
-pub enum OpeningError {
-    /// The file could not be read.
-    Io { path: PathBuf, source: std::io::Error },
-    /// A line is not a legal position for the variant.
-    Position { path: PathBuf, line: usize, reason: String },
-    /// The book has no position.
-    Empty { path: PathBuf },
-}
-
-impl fmt::Display for OpeningError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OpeningError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            OpeningError::Position { path, line, reason } => {
-                write!(f, "{}:{line}: {reason}", path.display())
-            }
-            OpeningError::Empty { path } => write!(f, "{}: no positions", path.display()),
-        }
-    }
-}
-
-impl std::error::Error for OpeningError {}
+use std::path::Path;
 
 /// Where games start.
 #[derive(Clone, Debug)]
@@ -46,36 +21,14 @@ pub enum Openings {
 }
 
 impl Openings {
-    /// Reads an EPD book for `variant`. Lines may carry EPD operations after the four fields
-    /// (`bm ...;`), which are ignored; blank lines and `#` comments are skipped.
-    pub fn from_epd(path: &Path, variant: Variant) -> Result<Openings, OpeningError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| OpeningError::Io { path: path.to_path_buf(), source })?;
-        Openings::parse_epd(&text, variant).map_err(|(line, reason)| match line {
-            0 => OpeningError::Empty { path: path.to_path_buf() },
-            line => OpeningError::Position { path: path.to_path_buf(), line, reason },
-        })
+    /// Reads an EPD book for `variant` ([`EpdBook::read`]: errors name the file and line).
+    pub fn from_epd(path: &Path, variant: Variant) -> Result<Openings, EpdError> {
+        Ok(Openings::Book(EpdBook::read(path, variant)?.into_positions()))
     }
 
-    /// Parses EPD text; errors carry the 1-based line (0: empty book). A UTF-8 byte-order
-    /// mark at the start is skipped.
-    pub fn parse_epd(text: &str, variant: Variant) -> Result<Openings, (usize, String)> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut positions = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim().trim_end_matches(';');
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> = line.split_whitespace().take(4).collect();
-            let fen = fields.join(" ");
-            let pos = Position::from_fen(&fen, variant).map_err(|e| (i + 1, e.to_string()))?;
-            positions.push(pos);
-        }
-        if positions.is_empty() {
-            return Err((0, "no positions".into()));
-        }
-        Ok(Openings::Book(positions))
+    /// Parses EPD text for `variant` ([`EpdBook::parse`]).
+    pub fn parse_epd(text: &str, variant: Variant) -> Result<Openings, EpdError> {
+        Ok(Openings::Book(EpdBook::parse(text, variant)?.into_positions()))
     }
 
     /// The random plies for `start` (the config's `random_opening_plies`): played from the

@@ -11,9 +11,8 @@ use crate::batcher::SharedBatcher;
 use crate::config::{Batching, RootSearch, SelfplayConfig};
 use crate::openings::Openings;
 use atomzero_belief::{BeliefModel, InformationSet};
-use atomzero_mcts::{
-    EvalRequest, Evaluations, Evaluator, Pimc, Proven, Rng, Search, pending_requests,
-};
+use atomzero_mcts::{EvalRequest, Evaluations, Evaluator, Proven, Rng, Search, pending_requests};
+use atomzero_pimc::Pimc;
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
 use atomzero_rules::{CastlingMode, Color, Game, Move, PgnGame, Position, Variant};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -201,7 +201,7 @@ impl Session {
         })?;
         let file_name = self.pgn_file.rsplit('/').next().unwrap_or("game.pgn");
         let path = dir.join(file_name);
-        atomzero_eval::files::write_atomic(&path, self.pgn().as_bytes())
+        atomzero_files::write_atomic(&path, self.pgn().as_bytes())
             .map_err(|e| ApiError::internal(format!("cannot save {}: {e}", self.pgn_file)))
     }
 

@@ -1,19 +1,20 @@
 //! A run in a local directory (or a shared file system): keys are relative paths.
 //!
-//! - Whole writes: the bytes go to `.<name>.<pid>-<n>.tmp` beside the target, are synced and
-//!   renamed over it (a reader sees the old file or the new one). Temporary files of a killed
-//!   process start with `.` and end in `.tmp`; they are never listed and may be removed.
+//! - Whole writes (`atomzero_files`): the bytes go to `.<name>.<pid>-<n>.tmp` beside the
+//!   target, are synced and renamed over it, and the directory is synced (a reader sees the
+//!   old file or the new one). Temporary files of a killed process start with `.` and end in
+//!   `.tmp`; they are never listed and may be removed.
 //! - Create-only: the synced temporary file is hard-linked to the name, which fails if the
-//!   name exists (atomic also on NFS), then removed.
+//!   name exists (atomic also on NFS), then removed; the directory is synced.
 //! - Compare-and-swap: under an exclusive lock on `<root>/.store.lock`, the current file's
 //!   content hash is compared with the expected version before the rename. Every process
 //!   that writes with [`PutMode::Replace`] takes the lock, so two of them cannot interleave.
 //! - A version is the length and 64-bit FNV-1a hash of the content.
 
 use crate::{Backend, BackendError, Entry, Object, PutMode, Version};
-use std::io::{ErrorKind, Write};
+use atomzero_files::Temporary;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Objects as files under a directory.
 #[derive(Debug)]
@@ -52,32 +53,13 @@ fn io_error(what: &str, path: &Path, e: &std::io::Error) -> BackendError {
     }
 }
 
-/// A fresh temporary name beside `path`.
-fn temporary(path: &Path) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
-}
-
-/// Writes `bytes` to a synced temporary file beside `path` and returns its name.
-fn write_temporary(path: &Path, bytes: &[u8]) -> Result<PathBuf, BackendError> {
+/// Writes `bytes` to a synced temporary file beside `path` (`atomzero_files`' name rule),
+/// creating the directory if needed.
+fn write_temporary(path: &Path, bytes: &[u8]) -> Result<Temporary, BackendError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| io_error("cannot create", dir, &e))?;
     }
-    let tmp = temporary(path);
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
-    match result {
-        Ok(()) => Ok(tmp),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(io_error("cannot write", path, &e))
-        }
-    }
+    Temporary::write(path, bytes).map_err(|e| io_error("cannot write", path, &e))
 }
 
 fn read(path: &Path) -> Result<Option<Vec<u8>>, BackendError> {
@@ -105,20 +87,16 @@ impl Backend for LocalBackend {
     fn put(&self, key: &str, bytes: &[u8], mode: &PutMode) -> Result<Version, BackendError> {
         let path = self.path(key);
         let tmp = write_temporary(&path, bytes)?;
-        let result = match mode {
+        match mode {
             PutMode::Overwrite => {
-                std::fs::rename(&tmp, &path).map_err(|e| io_error("cannot write", &path, &e))
+                tmp.rename_over(&path).map_err(|e| io_error("cannot write", &path, &e))?;
             }
-            PutMode::Create => {
-                let linked = std::fs::hard_link(&tmp, &path);
-                let _ = std::fs::remove_file(&tmp);
-                match linked {
-                    Ok(()) => Ok(()),
-                    Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(BackendError::Exists),
-                    Err(e) => Err(io_error("cannot create", &path, &e)),
-                }
-            }
-            PutMode::Replace(expected) => (|| {
+            PutMode::Create => match tmp.link_new(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => return Err(BackendError::Exists),
+                Err(e) => return Err(io_error("cannot create", &path, &e)),
+            },
+            PutMode::Replace(expected) => {
                 std::fs::create_dir_all(&self.root)
                     .map_err(|e| io_error("cannot create", &self.root, &e))?;
                 let lock_path = self.root.join(".store.lock");
@@ -133,14 +111,12 @@ impl Backend for LocalBackend {
                 if current.as_ref() != Some(expected) {
                     return Err(BackendError::Conflict);
                 }
-                std::fs::rename(&tmp, &path).map_err(|e| io_error("cannot write", &path, &e))
+                tmp.rename_over(&path).map_err(|e| io_error("cannot write", &path, &e))?;
                 // The lock is released when `lock` is dropped.
-            })(),
-        };
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+            }
         }
-        result.map(|()| content_version(bytes))
+        // On every early return above the temporary is dropped, which removes it.
+        Ok(content_version(bytes))
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<Entry>, BackendError> {

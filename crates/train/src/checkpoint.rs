@@ -153,8 +153,8 @@ pub fn save(
 ) -> Result<PathBuf, CheckpointError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let final_dir = dir.join(checkpoint_name(state.step));
-    let tmp = dir.join(format!(".{}.tmp-{}", checkpoint_name(state.step), std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    // A temporary directory named by `atomzero_files`' rule (`.step-N.<pid>-<n>.tmp`).
+    let tmp = atomzero_files::temporary_path(&final_dir);
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
     let corrupt = |reason: String| CheckpointError::Corrupt { path: tmp.clone(), reason };
     match saved {
@@ -180,9 +180,7 @@ pub fn save(
         std::fs::remove_dir_all(&final_dir).map_err(io(&final_dir))?;
     }
     std::fs::rename(&tmp, &final_dir).map_err(io(&final_dir))?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+    let _ = atomzero_files::sync_dir(dir);
     let all = list(dir);
     for (_, old) in all.iter().take(all.len().saturating_sub(keep.max(1))) {
         let _ = std::fs::remove_dir_all(old);

@@ -3,7 +3,7 @@
 //! crate's and self-play's) never panic on damaged text, name the file and line of the first
 //! bad position, and skip a UTF-8 byte-order mark. Seeded.
 
-use atomzero_eval::{MatchConfig, OpeningError, Openings, PlayerSpec, SprtConfig, run_match};
+use atomzero_eval::{EpdError, MatchConfig, Openings, PlayerSpec, SprtConfig, run_match};
 use atomzero_rules::Variant;
 
 #[test]
@@ -78,18 +78,22 @@ fn damaged_books_never_panic_and_errors_name_the_line() {
                     read += 1;
                 }
                 Ok(_) => unreachable!("a book parses to a book"),
-                Err(OpeningError::Position { line, reason }) => {
+                Err(EpdError::Position { path: None, line, reason }) => {
                     assert!(line >= 1 && line <= text.lines().count(), "{line}");
                     assert!(!reason.is_empty());
                     refused += 1;
                 }
-                Err(OpeningError::Empty) => refused += 1,
+                Err(EpdError::Empty { path: None }) => refused += 1,
                 Err(e) => panic!("unexpected {e}"),
             }
-            // Self-play's reader: the same text, an error with a line or a book.
+            // Self-play reads books with the same reader: the same positions or the same error.
+            let ours = Openings::parse_epd(&text, variant).map_err(|e| e.to_string());
             match atomzero_selfplay::Openings::parse_epd(&text, variant) {
-                Ok(book) => assert!(!book.is_empty()),
-                Err((line, reason)) => assert!(line <= text.lines().count() && !reason.is_empty()),
+                Ok(atomzero_selfplay::Openings::Book(positions)) => {
+                    assert_eq!(ours, Ok(Openings::Book(positions)))
+                }
+                Ok(_) => unreachable!("a book parses to a book"),
+                Err(e) => assert_eq!(ours, Err(e.to_string())),
             }
         }
     }

@@ -1,3 +1,5 @@
+//! # atomzero-pimc
+//!
 //! Search under hidden information for the bomb variant: **Perfect-Information Monte Carlo**
 //! (PIMC; Long, Sturtevant, Buro and Furtak, AAAI 2010), in the AlphaZero setting.
 //!
@@ -19,16 +21,19 @@
 //! not): it cannot value hiding information for its own sake. Bluffing is still learnable in
 //! the sense that the choice to detonate or hold comes out of the search like any move.
 //!
-//! Like [`Search`], [`Pimc`] never calls a network: its trees' leaves are gathered with
-//! [`Pimc::gather`], evaluated by the caller (with those of other games) and handed back with
-//! [`Pimc::apply`].
+//! The core search (`atomzero-mcts`) knows nothing of the variant or of beliefs; this crate
+//! puts the two together, so only the players of the bomb variant (self-play, matches)
+//! depend on it.
+//!
+//! Like [`Search`], [`Pimc`] never calls a network directly: its trees' leaves are gathered
+//! with [`Pimc::gather`], evaluated by the caller (with those of other games) and handed back
+//! with [`Pimc::apply`]; [`Pimc::run`] is that loop for a lone search, through the
+//! [`Evaluator`] trait.
 
-use crate::config::SearchConfig;
-use crate::evaluator::{Evaluation, Evaluator};
-use crate::rng::Rng;
-use crate::search::{Leaf, Search, pending_requests};
-use crate::tree::Proven;
 use atomzero_belief::{BeliefModel, InfoError, InformationSet};
+use atomzero_mcts::{
+    Evaluation, Evaluator, Leaf, Proven, Rng, Search, SearchConfig, pending_requests,
+};
 use atomzero_rules::{Move, Square};
 use std::collections::BTreeMap;
 

@@ -3,7 +3,8 @@
 //! its worlds follow the belief; exact results (a detonation that wins) are found.
 
 use atomzero_belief::{BeliefModel, FEATURES, InformationSet};
-use atomzero_mcts::{GumbelConfig, Pimc, RandomEvaluator, Search, SearchConfig};
+use atomzero_mcts::{GumbelConfig, RandomEvaluator, Search, SearchConfig};
+use atomzero_pimc::Pimc;
 use atomzero_rules::{Color, Game, Move, OpponentBomb, Position, Square, Variant};
 
 struct Rng(u64);

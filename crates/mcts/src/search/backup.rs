@@ -1,0 +1,81 @@
+//! Backing values up a walk's path (with the root children's value samples for LCB) and
+//! proving ancestors from proven children (MCTS-solver), with their distance to the end.
+
+use super::Search;
+use crate::tree::{NodeId, Proven, flip_wdl};
+
+impl Search {
+    /// Adds `wdl` (for the player who moved into the last node of `path`) to every node of the
+    /// path, flipping the point of view at each level.
+    pub(super) fn backup(&mut self, path: &[NodeId], mut wdl: [f32; 3], virtual_loss: bool) {
+        if self.config.lcb_stdevs > 0.0 && path.len() >= 2 {
+            // The value the root child (`path[1]`) gets: flipped once per ply above the leaf.
+            let at_child = if path.len().is_multiple_of(2) { wdl } else { flip_wdl(wdl) };
+            let k = path[1].wrapping_sub(self.nodes[0].first_child) as usize;
+            if let Some(sample) = self.root_samples.get_mut(k) {
+                sample.add(at_child[0] - at_child[2]);
+            }
+        }
+        for &id in path.iter().rev() {
+            let node = &mut self.nodes[id as usize];
+            node.visits += 1;
+            if virtual_loss {
+                node.in_flight = node.in_flight.saturating_sub(1);
+            }
+            node.win_loss_sum[0] += wdl[0];
+            node.win_loss_sum[1] += wdl[2];
+            wdl = flip_wdl(wdl);
+        }
+    }
+
+    /// After the last node of `path` became proven, proves its ancestors where possible, each
+    /// with its distance to the end ([`Node::plies`]): one more than the winning child's for
+    /// a parent whose side to move wins, one more than the longest of its lost children's for
+    /// a parent whose every move loses.
+    pub(super) fn propagate_proof(&mut self, path: &[NodeId]) {
+        for window in path.windows(2).rev() {
+            let (parent, child) = (window[0] as usize, window[1] as usize);
+            if self.nodes[parent].proven != Proven::Unknown {
+                break;
+            }
+            let (proven, plies) = if self.nodes[child].proven == Proven::Win {
+                (Proven::Loss, self.nodes[child].plies)
+            } else {
+                let node = &self.nodes[parent];
+                let children = (0..node.n_edges as usize).map(|i| self.stats(node, i));
+                if children.clone().all(|c| c.proven != Proven::Unknown) {
+                    if children.clone().any(|c| c.proven == Proven::Draw) {
+                        (Proven::Draw, 0)
+                    } else {
+                        (Proven::Win, children.map(|c| c.plies).max().unwrap_or(0))
+                    }
+                } else {
+                    (Proven::Unknown, 0)
+                }
+            };
+            if proven == Proven::Unknown {
+                break;
+            }
+            let node = &mut self.nodes[parent];
+            node.proven = proven;
+            node.plies = plies.saturating_add(1);
+        }
+    }
+
+    /// The root's proven result for its side to move and the plies to the end of the game
+    /// under the play that proved it (see [`Node::plies`]); `None` while unproven or drawn.
+    ///
+    /// A root move that wins proves the root at once; a root whose every move loses is
+    /// proven once each of them is.
+    pub fn root_proof(&self) -> Option<(Proven, u16)> {
+        let root = &self.nodes[0];
+        // The quickest win among the root's moves (the root's own proof kept the first found).
+        let quickest =
+            self.root_edges().filter(|(_, c)| c.proven == Proven::Win).map(|(_, c)| c.plies).min();
+        match (root.proven.flip(), quickest) {
+            (Proven::Win, Some(plies)) => Some((Proven::Win, plies.saturating_add(1))),
+            (proven @ (Proven::Win | Proven::Loss), _) => Some((proven, root.plies)),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! Tests of the search's internals: one-pass selection against the textbook two-pass PUCT,
+//! the exploration table, tree reuse with leaves in flight, leaves' positions and
+//! repetitions, LCB's value samples.
+
+use super::select::exploration_terms;
+use super::*;
+use crate::evaluator::RandomEvaluator;
+use crate::root::RootChild;
+use atomzero_rules::Variant;
+
+#[test]
+fn lcb_samples_are_each_root_childs_visits_of_this_search() {
+    let game = Game::new(Position::new(Variant::Atomic));
+    let config = SearchConfig { lcb_stdevs: 5.0, ..SearchConfig::default().without_noise() };
+    let mut search = Search::new(&game, config, 3);
+    search.run(&RandomEvaluator { seed: 3 }, 400, 4);
+    let check = |search: &Search| {
+        let root = &search.nodes[0];
+        assert_eq!(search.root_samples.len(), root.n_edges as usize);
+        for (i, (_, child)) in search.root_edges().enumerate() {
+            let sample = search.root_samples[i];
+            assert_eq!(sample.n, child.visits, "child {i}");
+            let sum = child.win_loss_sum[0] - child.win_loss_sum[1];
+            assert!((sample.sum - f64::from(sum)).abs() < 1e-3, "child {i}: {sample:?}");
+        }
+    };
+    check(&search);
+    // After tree reuse the new root's children start a fresh sample.
+    let m = search.best_move().unwrap();
+    let reply = search.root_position().play(m).unwrap().legal_moves()[0];
+    search.advance(m);
+    search.advance(reply);
+    assert!(search.root_samples.iter().all(|s| s.n == 0));
+    search.run(&RandomEvaluator { seed: 3 }, search.root_visits() + 200, 4);
+    let fresh: u32 = search.root_samples.iter().map(|s| s.n).sum();
+    assert!(fresh >= 200, "{fresh}");
+    // Without LCB nothing is kept.
+    let mut plain = Search::new(&game, SearchConfig::default().without_noise(), 3);
+    plain.run(&RandomEvaluator { seed: 3 }, 100, 4);
+    assert!(plain.root_samples.is_empty());
+    // One leaf at a time (no virtual loss) counts the same way.
+    let mut single = Search::new(&game, config, 5);
+    single.run(&RandomEvaluator { seed: 5 }, 300, 1);
+    check(&single);
+}
+
+/// The textbook two-pass PUCT selection the one-pass `select_edge` must agree with.
+fn reference_select(search: &Search, parent: NodeId) -> EdgeId {
+    let config = &search.config;
+    let p = &search.nodes[parent as usize];
+    let n_parent = p.in_tree() as f32;
+    let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
+    let c_sqrt_n = c * n_parent.max(1.0).sqrt();
+    let stats = |i: usize| search.stats(p, i).clone();
+    let visited_prior: f32 = search
+        .edges
+        .iter(p.edges())
+        .enumerate()
+        .filter(|&(i, _)| stats(i).in_tree() > 0)
+        .map(|(_, e)| e.prior)
+        .sum();
+    let reduction = if parent == 0 { config.fpu_reduction_root } else { config.fpu_reduction };
+    let fpu = -p.q() - reduction * visited_prior.sqrt();
+    let mut best = p.first_edge;
+    let mut best_score = f32::NEG_INFINITY;
+    for (i, edge) in search.edges.iter(p.edges()).enumerate() {
+        let id = p.first_edge + i as EdgeId;
+        let child = stats(i);
+        let n = child.in_tree() as f32;
+        let score = match child.proven {
+            Proven::Win => return id,
+            Proven::Loss => -1e6 + child.visits as f32 * 1e-3,
+            Proven::Draw => c_sqrt_n * edge.prior / (1.0 + n),
+            Proven::Unknown if n == 0.0 => fpu + c_sqrt_n * edge.prior,
+            Proven::Unknown => {
+                (child.win_loss_sum[0]
+                    - child.win_loss_sum[1]
+                    - config.virtual_loss * child.in_flight as f32)
+                    / n
+                    + c_sqrt_n * edge.prior / (1.0 + n)
+            }
+        };
+        if score > best_score {
+            best_score = score;
+            best = id;
+        }
+    }
+    best
+}
+
+#[test]
+fn one_pass_selection_agrees_with_the_two_pass_reference() {
+    let mut checked = 0;
+    for seed in 0..6u64 {
+        let mut pos = Position::new(Variant::Atomic);
+        for k in 0..seed as usize {
+            let moves = pos.legal_moves();
+            pos.play_unchecked(moves[(k * 7 + 3) % moves.len()]);
+        }
+        let mut search = Search::new(&Game::new(pos), SearchConfig::default(), seed);
+        search.run(&RandomEvaluator { seed }, 300, 4);
+        // Leave some leaves in flight so virtual loss takes part.
+        search.gather(6);
+        checked += check_selection(&search);
+        check_counts(&search);
+        // Tree reuse with leaves still in flight: their visits are dropped, and the
+        // children must still be ordered as the early stop requires.
+        let best = search.best_move().unwrap();
+        search.advance(best);
+        checked += check_selection(&search);
+        check_counts(&search);
+        search.run(&RandomEvaluator { seed }, 200, 4);
+        search.gather(6);
+        checked += check_selection(&search);
+        check_counts(&search);
+    }
+    assert!(checked > 400, "{checked} nodes checked");
+}
+
+#[test]
+fn exploration_table_gives_the_computed_bits() {
+    for c_base in [19652.0f32, 500.0] {
+        for n in [0u32, 1, 2, 3, 799, 4095, 4096, 100_000] {
+            let log = ((n as f32 + c_base + 1.0) / c_base).ln();
+            let sqrt = (n as f32).max(1.0).sqrt();
+            let (table_log, table_sqrt) = exploration_terms(c_base, n);
+            assert_eq!(table_log.to_bits(), log.to_bits(), "{c_base} {n}");
+            assert_eq!(table_sqrt.to_bits(), sqrt.to_bits(), "{c_base} {n}");
+        }
+    }
+}
+
+#[test]
+fn tree_reuse_keeps_visited_children_first_when_it_drops_in_flight_visits() {
+    let game = Game::new(Position::new(Variant::Atomic));
+    let mut search = Search::new(&game, SearchConfig::default(), 3);
+    search.run(&RandomEvaluator { seed: 3 }, 2000, 1);
+    let best = search.best_move().unwrap();
+    // A node's edges, each with its child (NO_NODE if none).
+    let edges_of = |search: &Search, node: NodeId| -> Vec<(Move, NodeId)> {
+        let node = &search.nodes[node as usize];
+        let edges = search.edges.iter(node.edges());
+        edges.enumerate().map(|(i, e)| (e.mv, node.child(i))).collect()
+    };
+    let child_by = |search: &Search, node: NodeId, mv: Move| {
+        edges_of(search, node).iter().find(|e| e.0 == mv).unwrap().1
+    };
+    let b = child_by(&search, 0, best);
+    // A child of the new root whose first two children were visited: make the first one
+    // a leaf still waiting for its evaluation (in flight, no completed visit).
+    let c_edge = edges_of(&search, b)
+        .into_iter()
+        .find(|e| {
+            let kids = if e.1 == NO_NODE { Vec::new() } else { edges_of(&search, e.1) };
+            kids.len() >= 2 && kids[..2].iter().all(|k| k.1 != NO_NODE)
+        })
+        .expect("a node with two visited children");
+    let kids = edges_of(&search, c_edge.1);
+    let (d0_move, d1_move) = (kids[0].0, kids[1].0);
+    search.nodes[kids[0].1 as usize] =
+        Node { in_flight: 1, expansion: Expansion::Pending, ..Node::new() };
+    search.advance(best);
+    // The dropped leaf is unvisited again (no node) and must now come after its visited
+    // siblings.
+    let c = child_by(&search, 0, c_edge.0);
+    let kids = edges_of(&search, c);
+    assert_eq!(kids[0].0, d1_move);
+    let d0 = kids.iter().position(|k| k.0 == d0_move).unwrap();
+    assert!(d0 > 0);
+    assert_eq!(kids[d0].1, NO_NODE);
+    check_selection(&search);
+}
+
+/// The moves along a gathered leaf's path, from the root.
+fn path_moves(search: &Search, leaf: &Leaf) -> Vec<Move> {
+    leaf.path
+        .windows(2)
+        .map(|pair| {
+            let parent = &search.nodes[pair[0] as usize];
+            let i = (pair[1] - parent.first_child) as usize;
+            assert!(i < parent.n_children as usize);
+            search.edges.mv(parent.first_edge as usize + i)
+        })
+        .collect()
+}
+
+#[test]
+fn leaves_hold_the_positions_their_paths_lead_to_across_tree_reuse() {
+    // Walks copy the position after a root move instead of playing it: the copies must
+    // follow the root's expansion and every `advance`.
+    let game = Game::new(Position::new(Variant::Atomic));
+    let mut search = Search::new(&game, SearchConfig::default(), 11);
+    let evaluator = RandomEvaluator { seed: 11 };
+    let mut checked = 0;
+    for _ in 0..6 {
+        for _ in 0..40 {
+            let leaves = search.gather(8).len();
+            for leaf in search.pending() {
+                let mut pos = search.root_position;
+                for mv in path_moves(&search, leaf) {
+                    pos.play_unchecked(mv);
+                }
+                assert_eq!(leaf.position, pos);
+                assert_eq!(leaf.position.hash(), pos.compute_hash());
+                checked += 1;
+            }
+            let requests: Vec<EvalRequest<'_>> =
+                search.pending().iter().map(Leaf::request).collect();
+            let evals = evaluator.evaluate(&requests);
+            search.apply(&evals);
+            if leaves == 0 {
+                break;
+            }
+        }
+        let Some(best) = search.best_move() else { break };
+        search.advance(best);
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
+#[test]
+fn leaves_count_the_repetitions_of_the_game_and_their_path() {
+    // Few moves (kings, cornered knights, blocked pawns) shuffled out and back: the tree
+    // below holds many repeated positions, and the half-move clock reaches into the game.
+    let start = "n3k3/4p3/4P3/8/8/8/8/N3K3 w - - 10 30";
+    let mut game = Game::new(Position::from_fen(start, Variant::Atomic).unwrap());
+    for uci in ["e1d1", "e8d8", "d1e1", "d8e8", "a1b3"] {
+        let m = game.position().parse_uci(uci).unwrap();
+        game.play(m).unwrap();
+    }
+    // Two-fold repetitions stay leaves (with the default they end the walk as draws).
+    let config = SearchConfig { twofold_draw: false, ..SearchConfig::default() };
+    let mut search = Search::new(&game, config, 5);
+    let evaluator = RandomEvaluator { seed: 5 };
+    let (mut checked, mut repeated) = (0, 0);
+    for _ in 0..1000 {
+        search.gather(4);
+        for leaf in search.pending() {
+            // Every earlier position, both sides to move, within the half-move clock.
+            let mut hashes = search.game_hashes.clone();
+            let mut pos = search.root_position;
+            for mv in path_moves(&search, leaf) {
+                hashes.push(pos.hash());
+                pos.play_unchecked(mv);
+            }
+            let window = pos.halfmoves() as usize;
+            let expected = hashes.iter().rev().take(window).filter(|&&h| h == pos.hash()).count();
+            assert_eq!(leaf.repetitions, expected);
+            checked += 1;
+            repeated += usize::from(expected > 0);
+        }
+        let requests: Vec<EvalRequest<'_>> = search.pending().iter().map(Leaf::request).collect();
+        let evals = evaluator.evaluate(&requests);
+        search.apply(&evals);
+    }
+    assert!(checked > 2000 && repeated > 40, "{checked} leaves, {repeated} repeated");
+}
+
+/// The visits of every node of the tree add up: an expanded node's own evaluation and its
+/// children's visits (a proven node also counts the walks that stopped at it); and each
+/// leaf waiting for its evaluation holds one visit in flight on every node of its path,
+/// and its node (only its) is pending.
+fn check_counts(search: &Search) {
+    let mut stack = vec![0 as NodeId];
+    while let Some(id) = stack.pop() {
+        let node = &search.nodes[id as usize];
+        stack.extend(node.children().map(|c| c as NodeId));
+        let below: u32 = search.nodes[node.children()].iter().map(|c| c.visits).sum();
+        if node.expansion == Expansion::Expanded && node.proven == Proven::Unknown {
+            assert_eq!(node.visits, 1 + below, "node {id}");
+        } else if node.expansion == Expansion::Expanded {
+            assert!(node.visits > below, "node {id}");
+        }
+        let paths = search.pending().iter().flat_map(|l| &l.path);
+        let waiting = paths.filter(|&&p| p == id).count();
+        assert_eq!(node.in_flight as usize, waiting, "node {id}");
+        let is_leaf = search.pending().iter().any(|l| l.node == id);
+        assert_eq!(node.expansion == Expansion::Pending, is_leaf, "node {id}");
+    }
+}
+
+/// Every expanded node selects what the reference selects; below the root, the visited
+/// edges form a prefix (and only they have nodes) and the unvisited ones follow in
+/// descending order of prior. Returns the number of nodes checked.
+fn check_selection(search: &Search) -> usize {
+    let mut checked = 0;
+    // The nodes reachable from the root (the arena also holds blocks children moved out
+    // of), each reached once: no two nodes share a child.
+    let mut reached = vec![false; search.nodes.len()];
+    let mut stack = vec![0 as NodeId];
+    while let Some(id) = stack.pop() {
+        assert!(!std::mem::replace(&mut reached[id as usize], true), "node {id} twice");
+        let node = &search.nodes[id as usize];
+        stack.extend(node.children().map(|c| c as NodeId));
+        if node.n_edges == 0 {
+            continue;
+        }
+        assert_eq!(search.select_edge(id), reference_select(search, id), "node {id}");
+        if id == 0 {
+            // The stored selection inputs of the root's children are up to date.
+            let fresh = RootInputs::from_children(
+                search
+                    .root_edges()
+                    .map(|(e, c)| RootChild::new(e.prior, c, search.config.virtual_loss)),
+            );
+            assert_eq!(search.root_children, fresh);
+            // Every walk scans the root's children: they all have nodes.
+            assert_eq!(node.n_children, node.n_edges);
+        } else {
+            // The children are the visited edges' (a prefix) and the unvisited edges
+            // follow in descending order of prior.
+            let children = &search.nodes[node.children()];
+            assert!(children.iter().all(Node::is_visited), "node {id}");
+            let rest = &search.edges.packed(node.edges())[children.len()..];
+            assert!(rest.windows(2).all(|w| w[0].prior >= w[1].prior), "node {id}");
+        }
+        assert!(node.n_children <= node.child_capacity, "node {id}");
+        assert!(node.child_capacity <= node.n_edges, "node {id}");
+        let block = node.first_child as usize + node.child_capacity as usize;
+        assert!(block <= search.nodes.len(), "node {id}");
+        checked += 1;
+    }
+    checked
+}
