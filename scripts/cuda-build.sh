@@ -132,6 +132,8 @@ dir=$profile
 [ "$profile" = dev ] && dir=debug
 bin="$CARGO_TARGET_DIR/$dir/atomzero"
 say "built in $((SECONDS - start)) s"
+# .ci/run builds this stage only when the target dir holds a finished build (see there).
+touch "$CARGO_TARGET_DIR/$dir/.cuda-build-finished"
 
 # --- 4. libdevice.10.bc for the kernels that need it, unless a toolkit has it.
 libdevice=""

@@ -8,7 +8,7 @@
 #      engines' (tolerances in crates/bench/src/gpu.rs and docs/gpu.md);
 #   3. atomzero bench net --device cuda --batches 256,512,1024: inference positions/s and
 #      training samples/s of both nets (512 is configs/default.toml's training batch);
-#   4. atomzero run with configs/default.toml (device cuda) for --run-minutes (default 5, cut
+#   4. atomzero run with configs/default.toml (device cuda, eval_games = 0) for --run-minutes (default 5, cut
 #      so that the whole script stays within --budget seconds, default 480), nvidia-smi
 #      sampling the GPU every second: self-play positions/s and the network's
 #      positions/s as the run reports them (a line every 30 s), training samples/s if a
@@ -23,7 +23,7 @@
 # script that does not need a GPU.
 #
 # Usage: bash scripts/gpu-check.sh [--wgpu | --cpu] [--run-minutes M] [--budget S]
-#                                  [--bundle DIR] [--out DIR]
+#                                  [--batches LIST] [--bundle DIR] [--out DIR]
 # Everything printed is also written to DIR/gpu-check.log (default --out: a temporary dir,
 # or $OUT where the machine provides one). Exit status: 0 when every step passed.
 set -uo pipefail
@@ -32,6 +32,7 @@ bundle=gpu-bundle
 route=cuda
 run_minutes=""
 budget=480
+batches=256,512,1024
 out=${OUT:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,6 +40,7 @@ while [ $# -gt 0 ]; do
     --cpu) route=cpu; shift ;;
     --budget) budget=${2:?}; shift 2 ;;
     --run-minutes) run_minutes=${2:?}; shift 2 ;;
+    --batches) batches=${2:?}; shift 2 ;;
     --bundle) bundle=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
@@ -92,6 +94,7 @@ if [ -z "${CUDA_PATH:-}" ] && [ ! -f /usr/local/cuda/nvvm/libdevice/libdevice.10
   export CUDA_PATH
 fi
 echo "CUDA_PATH=${CUDA_PATH:-} ($(ls "${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/" 2> /dev/null))"
+echo "CUDA toolkit on this machine: $(ls -d /usr/local/cuda*/ 2> /dev/null | tr '\n' ' ')$(command -v nvcc > /dev/null && nvcc --version | tail -n 1)"
 echo "$(nproc) cores, $(free -g | awk '/Mem:/ { print $2 }') GiB memory; $(. /etc/os-release 2> /dev/null && echo "$PRETTY_NAME"), glibc $(ldd --version | head -n 1 | awk '{ print $NF }')"
 "$bin" --version || failed+=("the binary does not start")
 
@@ -115,8 +118,13 @@ if [ "$route" = wgpu ]; then
     export LD_LIBRARY_PATH="$(pwd)/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
   icds=$(ls /usr/share/vulkan/icd.d/nvidia*.json /etc/vulkan/icd.d/nvidia*.json 2> /dev/null)
+  # Containers given the driver by NVIDIA's toolkit may keep its files under /usr/local/nvidia.
+  mounted=$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia*.json 2> /dev/null | head -n 1)
   if [ -n "$icds" ]; then
     echo "NVIDIA Vulkan ICD: $icds"
+  elif [ -n "$mounted" ]; then
+    export VK_DRIVER_FILES="$mounted" VK_ICD_FILENAMES="$mounted"
+    echo "NVIDIA Vulkan ICD (driver mount): $mounted"
   elif ldconfig -p 2> /dev/null | grep -q 'libGLX_nvidia.so.0 '; then
     echo '{"file_format_version": "1.0.1", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.3"}}' \
       > "$work/nvidia_icd.json"
@@ -134,8 +142,8 @@ if [ "$route" = cpu ]; then
   step "atomzero bench net --device cpu --quick --config tiny --batches 256 (rehearsal)"
   run_step 300 "bench net" "$bin" bench net --device cpu --quick --config tiny --batches 256
 else
-  step "atomzero bench net --device $route --batches 256,512,1024"
-  run_step 180 "bench net" "$bin" bench net --device "$route" --batches 256,512,1024
+  step "atomzero bench net --device $route --batches $batches"
+  run_step 180 "bench net" "$bin" bench net --device "$route" --batches "$batches"
 fi
 
 if [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
@@ -144,7 +152,11 @@ if [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
   seconds=$(awk -v m="$run_minutes" -v left=$((budget - (SECONDS - start) - 40)) \
     'BEGIN { s = m * 60; if (left < s) s = left; printf "%d", s < 0 ? 0 : s }')
   step "atomzero run --config configs/default.toml (device $route) for $seconds s"
-  sed -e "s/^device = .*/device = \"$route\"/" configs/default.toml > "$work/default.toml"
+  # eval_games = 0: a fresh run first plays its random net against the baselines (300 games
+  # that evaluate one position at a time), which would fill the minutes meant for self-play.
+  sed -e "s/^device = .*/device = \"$route\"/" -e "s/^eval_games = .*/eval_games = 0/" \
+    configs/default.toml > "$work/default.toml"
+  grep -q '^eval_games = 0$' "$work/default.toml" || failed+=("configs/default.toml has no eval_games line")
   if [ "$route" = cuda ] && command -v nvidia-smi > /dev/null; then
     nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
       -lms 1000 > "$work/smi.csv" &
