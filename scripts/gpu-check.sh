@@ -23,7 +23,8 @@
 # script that does not need a GPU.
 #
 # Usage: bash scripts/gpu-check.sh [--wgpu | --cpu] [--run-minutes M] [--budget S]
-#                                  [--batches LIST] [--bundle DIR] [--out DIR]
+#                                  [--batches LIST] [--steps check,bench,run]
+#                                  [--bundle DIR] [--out DIR]
 # Everything printed is also written to DIR/gpu-check.log (default --out: a temporary dir,
 # or $OUT where the machine provides one). Exit status: 0 when every step passed.
 set -uo pipefail
@@ -33,6 +34,7 @@ route=cuda
 run_minutes=""
 budget=480
 batches=256,512,1024
+steps=check,bench,run
 out=${OUT:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
     --budget) budget=${2:?}; shift 2 ;;
     --run-minutes) run_minutes=${2:?}; shift 2 ;;
     --batches) batches=${2:?}; shift 2 ;;
+    --steps) steps=${2:?}; shift 2 ;;
     --bundle) bundle=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
@@ -135,10 +138,16 @@ if [ "$route" = wgpu ]; then
   fi
 fi
 
-step "atomzero gpu-check --device $route"
-run_step 150 "gpu-check" "$bin" gpu-check --device "$route"
+wants() { case ",$steps," in *,"$1",*) return 0 ;; *) return 1 ;; esac; }
 
-if [ "$route" = cpu ]; then
+if wants check; then
+  step "atomzero gpu-check --device $route"
+  run_step 150 "gpu-check" "$bin" gpu-check --device "$route"
+fi
+
+if ! wants bench; then
+  :
+elif [ "$route" = cpu ]; then
   step "atomzero bench net --device cpu --quick --config tiny --batches 256 (rehearsal)"
   run_step 300 "bench net" "$bin" bench net --device cpu --quick --config tiny --batches 256
 else
@@ -146,7 +155,7 @@ else
   run_step 180 "bench net" "$bin" bench net --device "$route" --batches "$batches"
 fi
 
-if [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
+if wants run && [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
   # The run gets what is left of the budget (less 40 s: its shutdown and the summary), at
   # most --run-minutes.
   seconds=$(awk -v m="$run_minutes" -v left=$((budget - (SECONDS - start) - 40)) \

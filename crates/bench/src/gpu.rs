@@ -80,12 +80,16 @@ impl Verdicts<'_> {
     ) -> Result<()> {
         let mut worst: Option<(f32, &str)> = None;
         let mut missing = Vec::new();
+        let mut over = Vec::new();
         for (name, values) in reference {
             match ours.iter().find(|g| &g.name == name) {
                 Some(g) => {
                     let d = relative_difference(&g.values, values).unwrap_or(f32::INFINITY);
                     if worst.is_none_or(|(w, _)| d > w) {
                         worst = Some((d, name));
+                    }
+                    if d > GRADIENT_TOLERANCE || !d.is_finite() {
+                        over.push(format!("{name} {d:.2e}"));
                     }
                 }
                 None => missing.push(name.as_str()),
@@ -104,7 +108,11 @@ impl Verdicts<'_> {
         }
         let (figure, name) = worst.unwrap_or((0.0, "none"));
         let label = format!("{what}, {} tensors, worst {name}", reference.len());
-        self.check(&label, figure.is_finite().then_some(figure), GRADIENT_TOLERANCE)
+        self.check(&label, figure.is_finite().then_some(figure), GRADIENT_TOLERANCE)?;
+        if !over.is_empty() {
+            writeln!(self.out, "    over the tolerance ({}): {}", over.len(), over.join(", "))?;
+        }
+        Ok(())
     }
 }
 
@@ -179,8 +187,10 @@ pub fn run(kind: DeviceKind, nets: &[(&str, NetConfig)], out: &mut dyn Write) ->
             Ok((host(output.policy)?, host(output.wdl)?))
         };
         let (cpu_policy, cpu_wdl) = forward(&net, &cpu)?;
+        let t0 = Instant::now();
         let (gpu_policy, gpu_wdl) = forward(&net.clone().to_device(&gpu), &gpu)?;
-        let what = format!("forward, {POSITIONS} positions");
+        // The first call on a device compiles (and autotunes) its kernels: how long it took.
+        let what = format!("forward, {POSITIONS} positions ({:.1} s)", t0.elapsed().as_secs_f64());
         verdicts.check(
             &format!("{what}: policy logits"),
             relative_difference(&gpu_policy, &cpu_policy),
@@ -194,11 +204,14 @@ pub fn run(kind: DeviceKind, nets: &[(&str, NetConfig)], out: &mut dyn Write) ->
 
         // One training step's losses and gradients, training mode.
         let (cpu_losses, cpu_grads) = step_on(&net, &batch, &cpu)?;
+        let t0 = Instant::now();
         let (gpu_losses, gpu_grads) = step_on(&net, &batch, &gpu)?;
+        let step_secs = t0.elapsed().as_secs_f64();
         for (i, loss) in ["total", "policy", "value"].iter().enumerate() {
             verdicts.check(
                 &format!(
-                    "training step, batch {POSITIONS}: {loss} loss {:.6} vs cpu {:.6}",
+                    "training step, batch {POSITIONS} ({step_secs:.1} s): {loss} loss {:.6} vs \
+                     cpu {:.6}",
                     gpu_losses[i], cpu_losses[i]
                 ),
                 relative_difference(&gpu_losses[i..=i], &cpu_losses[i..=i]),

@@ -183,8 +183,19 @@ fn failure(kind: Option<DeviceKind>, device: &Device, message: &str) -> DeviceEr
     {
         return DeviceError::NoDriver { kind: DeviceKind::Cuda, library: "libcuda.so.1" };
     }
-    let first = message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(message);
-    DeviceError::Unavailable(format!("{device:?}: {first}"))
+    // `message` is the caller's failure, then the panics of other threads. A GPU backend's
+    // device thread panics with the cause and the caller sees only a closed channel
+    // (`RecvError`): name the cause, first line of each, at most two.
+    let firsts: Vec<&str> =
+        message.split('\n').map(str::trim).filter(|l| !l.is_empty()).take(3).collect();
+    let shown = match firsts.as_slice() {
+        [] => message.to_string(),
+        [only] => (*only).to_string(),
+        [caller, causes @ ..] => {
+            format!("{} (on the device's thread: {})", caller, causes.join("; "))
+        }
+    };
+    DeviceError::Unavailable(format!("{device:?}: {shown}"))
 }
 
 /// A device that cannot be used.
