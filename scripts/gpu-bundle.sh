@@ -7,7 +7,8 @@
 #                        falls back to Python's lzma)
 #   cuda/nvvm/libdevice/libdevice.10.bc   NVIDIA's math library for kernels that call
 #                        exp/log/tanh/erf (the check sets CUDA_PATH=gpu-bundle/cuda)
-#   lib/libvulkan.so.1   Debian's Vulkan loader (libvulkan1), for the wgpu route; used only
+#   lib/                 Debian's Vulkan loader (libvulkan1) and glvnd's libGLdispatch/libGLX
+#                        (the driver's Vulkan ICD needs them), for the wgpu route; used only
 #                        where the machine has no loader of its own
 #   MANIFEST             what was packed: commit, features, sizes, sha256
 # and prints the bundle's total size; the device machine takes at most 64 MiB together with
@@ -57,9 +58,13 @@ cp "$libdevice" "$out.tmp/cuda/nvvm/libdevice/"
 case ",$features," in
   *,wgpu,*)
     debs=$(mktemp -d)
-    (cd "$debs" && apt-get download -qq libvulkan1 > /dev/null)
-    dpkg-deb -x "$debs"/libvulkan1_*.deb "$debs/root"
-    cp -L "$debs"/root/usr/lib/*/libvulkan.so.1 "$out.tmp/lib/"
+    # The loader, and glvnd's dispatch libraries: the NVIDIA driver's Vulkan ICD
+    # (libGLX_nvidia.so.0) needs libGLdispatch.so.0. On an H200 with the driver only, the
+    # loader alone found "no adapter" (docs/gpu.md).
+    (cd "$debs" && apt-get download -qq libvulkan1 libglvnd0 libglx0 > /dev/null 2>&1)
+    for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$debs/root"; done
+    cp -L "$debs"/root/usr/lib/*/libvulkan.so.1 "$debs"/root/usr/lib/*/libGLdispatch.so.0 \
+      "$debs"/root/usr/lib/*/libGLX.so.0 "$out.tmp/lib/"
     rm -rf "$debs"
     ;;
 esac

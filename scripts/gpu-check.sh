@@ -117,7 +117,7 @@ fi
 if [ "$route" = wgpu ]; then
   step "Vulkan for wgpu"
   if ! ldconfig -p 2> /dev/null | grep -q 'libvulkan.so.1 '; then
-    echo "no Vulkan loader on this machine: using the bundle's $bundle/lib/libvulkan.so.1"
+    echo "no Vulkan loader on this machine: using the bundle's $bundle/lib (libvulkan.so.1, glvnd)"
     export LD_LIBRARY_PATH="$(pwd)/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
   icds=$(ls /usr/share/vulkan/icd.d/nvidia*.json /etc/vulkan/icd.d/nvidia*.json 2> /dev/null)
@@ -141,7 +141,8 @@ fi
 wants() { case ",$steps," in *,"$1",*) return 0 ;; *) return 1 ;; esac; }
 
 if wants check; then
-  step "atomzero gpu-check --device $route"
+  [ "$route" = wgpu ] && export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-error,warn}
+step "atomzero gpu-check --device $route"
   run_step 150 "gpu-check" "$bin" gpu-check --device "$route"
 fi
 

@@ -13,7 +13,7 @@
 //! mantissa, ~1e-3 relative per product) and a different order of summation, while a wrong
 //! kernel (a transposed weight, a missing term) is off by the order of the values themselves.
 
-use crate::error::{Context, Result};
+use crate::error::{BenchError, Context, Result};
 use crate::util::{encoded_positions, random_games};
 use atomzero_backprop::{CpuTrainer, Optimizer, OptimizerConfig, Params, SparseBatch};
 use atomzero_encoding::Encoder;
@@ -146,7 +146,7 @@ fn step_on(
 /// built).
 pub fn run(kind: DeviceKind, nets: &[(&str, NetConfig)], out: &mut dyn Write) -> Result<bool> {
     let start = Instant::now();
-    let gpu = kind.device().context(format!("device {kind}"))?;
+    let gpu = kind.device().map_err(|e| BenchError::msg(e.to_string()))?;
     let cpu = DeviceKind::Cpu.device().context("cpu device")?;
     let name = atomzero_nn::device_name(&gpu);
     writeln!(

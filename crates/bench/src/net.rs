@@ -458,7 +458,7 @@ pub fn run_device(
         return Err(BenchError::msg("--batches needs positive batch sizes"));
     }
     let seconds = if quick { 0.5 } else { 2.0 };
-    let device = kind.device().context(format!("device {kind}"))?;
+    let device = kind.device().map_err(|e| BenchError::msg(e.to_string()))?;
     let name = atomzero_nn::device_name(&device);
     writeln!(
         out,
