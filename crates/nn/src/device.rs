@@ -137,27 +137,24 @@ pub fn check_device(device: &Device) -> Result<(), DeviceError> {
     }));
     std::panic::set_hook(hook);
     let kind = DeviceKind::of(device);
-    // The failure's own message first, then the panics of other threads.
-    let with_panics = |message: &str| -> String {
-        let others = panics.lock().map(|p| p.clone()).unwrap_or_default();
-        std::iter::once(message.to_string())
-            .chain(others.into_iter().filter(|m| m != message))
-            .collect::<Vec<_>>()
-            .join("\n")
+    // The panics of other threads (a GPU backend's device thread), the caller's own aside.
+    let others = |message: &str| -> Vec<String> {
+        let all = panics.lock().map(|p| p.clone()).unwrap_or_default();
+        all.into_iter().filter(|m| m != message).collect()
     };
     match result {
         Ok(Ok(values)) if values == [6.0] => Ok(()),
         Ok(Ok(values)) => Err(DeviceError::Unavailable(format!(
             "{device:?} computed {values:?} for 2 * (1 + 2), expected [6.0]"
         ))),
-        Ok(Err(error)) => Err(failure(kind, device, &with_panics(&error))),
+        Ok(Err(error)) => Err(failure(kind, device, &error, &others(&error))),
         Err(panic) => {
             let message = panic
                 .downcast_ref::<String>()
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("panic without a message");
-            Err(failure(kind, device, &with_panics(message)))
+            Err(failure(kind, device, message, &others(message)))
         }
     }
 }
@@ -173,27 +170,30 @@ pub fn device_name(device: &Device) -> String {
     format!("{device:?}")
 }
 
-/// The error for a device whose first computation failed with `message`: a missing driver
-/// library gets its own variant (the message names the library), anything else is passed on
-/// (its first line; Burn's messages can run to a page).
-fn failure(kind: Option<DeviceKind>, device: &Device, message: &str) -> DeviceError {
+/// The error for a device whose first computation failed with `message` while other threads
+/// panicked with `others`: a missing driver library gets its own variant (the message names
+/// the library), anything else is passed on as the first line of the caller's message and of
+/// at most two of the others (Burn's messages can run to a page). A GPU backend's device
+/// thread panics with the cause and the caller sees only a closed channel (`RecvError`).
+fn failure(
+    kind: Option<DeviceKind>,
+    device: &Device,
+    message: &str,
+    others: &[String],
+) -> DeviceError {
     // cudarc (the CUDA bindings under cubecl-cuda) loads the driver when it is first called.
-    if kind == Some(DeviceKind::Cuda)
-        && message.contains("Unable to dynamically load the \"cuda\" shared library")
-    {
+    let no_cuda = |m: &str| m.contains("Unable to dynamically load the \"cuda\" shared library");
+    if kind == Some(DeviceKind::Cuda) && (no_cuda(message) || others.iter().any(|m| no_cuda(m))) {
         return DeviceError::NoDriver { kind: DeviceKind::Cuda, library: "libcuda.so.1" };
     }
-    // `message` is the caller's failure, then the panics of other threads. A GPU backend's
-    // device thread panics with the cause and the caller sees only a closed channel
-    // (`RecvError`): name the cause, first line of each, at most two.
-    let firsts: Vec<&str> =
-        message.split('\n').map(str::trim).filter(|l| !l.is_empty()).take(3).collect();
-    let shown = match firsts.as_slice() {
-        [] => message.to_string(),
-        [only] => (*only).to_string(),
-        [caller, causes @ ..] => {
-            format!("{} (on the device's thread: {})", caller, causes.join("; "))
-        }
+    let first = |m: &str| -> String {
+        m.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(m).to_string()
+    };
+    let causes: Vec<String> = others.iter().take(2).map(|m| first(m)).collect();
+    let shown = if causes.is_empty() {
+        first(message)
+    } else {
+        format!("{} (on the device's thread: {})", first(message), causes.join("; "))
     };
     DeviceError::Unavailable(format!("{device:?}: {shown}"))
 }
@@ -289,7 +289,7 @@ mod tests {
         // cudarc's message when libcuda cannot be loaded (cudarc 0.19, `panic_no_lib_found`).
         let message = "Unable to dynamically load the \"cuda\" shared library - searched for \
                        library names: [\"libcuda.so\", \"libcuda.so.1\"]. Ensure that ...";
-        let error = failure(Some(DeviceKind::Cuda), &cpu, message);
+        let error = failure(Some(DeviceKind::Cuda), &cpu, message, &[]);
         assert_eq!(
             error,
             DeviceError::NoDriver { kind: DeviceKind::Cuda, library: "libcuda.so.1" }
@@ -297,8 +297,25 @@ mod tests {
         let line = error.to_string();
         assert!(line.starts_with("device cuda: cannot load the driver library libcuda.so.1"));
         assert!(!line.contains('\n'));
-        // Other failures keep their first non-empty line only.
-        let other = failure(Some(DeviceKind::Wgpu), &cpu, "\nno adapter found\nbacktrace ...");
+        // The same panic on the device's thread, the caller seeing a closed channel.
+        let closed = "called `Result::unwrap()` on an `Err` value: RecvError";
+        let error = failure(Some(DeviceKind::Cuda), &cpu, closed, &[message.to_string()]);
+        assert_eq!(
+            error,
+            DeviceError::NoDriver { kind: DeviceKind::Cuda, library: "libcuda.so.1" }
+        );
+        // Other failures keep the first non-empty line of each message, the device thread's
+        // named as the cause (wgpu on an H200 without glvnd said only RecvError before).
+        let other = failure(Some(DeviceKind::Wgpu), &cpu, "\nno adapter found\nbacktrace ...", &[]);
         assert!(other.to_string().ends_with(": no adapter found"), "{other}");
+        let thread = "Unable to acquire wgpu device: AdapterUnavailable\nmore lines".to_string();
+        let other = failure(Some(DeviceKind::Wgpu), &cpu, closed, &[thread]);
+        assert!(
+            other.to_string().ends_with(
+                "RecvError (on the device's thread: Unable to acquire wgpu device: \
+                 AdapterUnavailable)"
+            ),
+            "{other}"
+        );
     }
 }
