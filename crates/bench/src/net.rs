@@ -439,3 +439,107 @@ fn training(
     }
     Ok(())
 }
+
+/// `atomzero bench net --device cuda|wgpu`: Burn on a GPU (CubeCL with fusion and autotune).
+/// For each named net: inference positions/s at each batch size (a call uploads the encoded
+/// batch, runs the net in eval mode and reads both outputs back, as [`atomzero_nn::NetEvaluator`]
+/// does in self-play), then training samples/s at each batch size (the trainer's step with
+/// AdamW: the host replays and encodes the batch, uploads it, forward, backward and update on
+/// the GPU, the losses read back), with the host's share. The first calls of every shape
+/// compile kernels and autotune; they are run before timing starts and are not counted.
+pub fn run_device(
+    configs: &[(&str, NetConfig)],
+    batches: &[usize],
+    kind: DeviceKind,
+    quick: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if batches.is_empty() || batches.contains(&0) {
+        return Err(BenchError::msg("--batches needs positive batch sizes"));
+    }
+    let seconds = if quick { 0.5 } else { 2.0 };
+    let device = kind.device().map_err(|e| BenchError::msg(e.to_string()))?;
+    let name = atomzero_nn::device_name(&device);
+    writeln!(
+        out,
+        "bench net on {kind} ({name}): Burn, median time per call after 3 untimed warm-up calls \
+         per shape (kernel compilation, autotuning)"
+    )?;
+    let max_batch = batches.iter().copied().max().unwrap_or(1);
+    let games = random_games(64, 1);
+    let window = ReplayWindow::from_games(games.clone());
+    for (name, config) in configs {
+        let flops = config.flops_per_position() as f64;
+        writeln!(
+            out,
+            "{name}: {} blocks x {} filters, SE ratio {}, {} input planes: {:.1} MFLOP/position",
+            config.blocks,
+            config.filters,
+            config.se_ratio,
+            config.input_planes(),
+            flops / 1e6
+        )?;
+        device.seed(7);
+        let net = config.init(&device).context("net")?.valid();
+        let planes = config.input_planes();
+        let input = encoded_positions(&games, config, max_batch);
+        for &batch in batches {
+            let input = &input[..batch * planes * 64];
+            let call = || {
+                let data = TensorData::new(input.to_vec(), [batch, planes, 8, 8]);
+                let output = net.forward(Tensor::<4>::from_data(data, &device));
+                std::hint::black_box((output.policy.into_data(), output.wdl.into_data()));
+            };
+            for _ in 0..2 {
+                call();
+            }
+            let secs = time_median(seconds, call);
+            let rate = batch as f64 / secs;
+            writeln!(
+                out,
+                "  infer batch {batch:>5}: {rate:>10.1} positions/s, {:>7.2} ms/call ({:.1} \
+                 TFLOP/s of the direct convolutions)",
+                1e3 * secs,
+                rate * flops / 1e12
+            )?;
+        }
+        let encoder = Encoder::new(config.encoder);
+        let mut rng = Rng::new(9);
+        let mut sparse = atomzero_backprop::SparseBatch::new(encoder.planes());
+        for &batch in batches {
+            device.seed(8);
+            let net = config.init(&device).context("net")?;
+            let mut trainer = Trainer::new(Engine::Burn, net, &TrainerConfig::default(), &device)
+                .context("trainer")?;
+            let (mut host_secs, mut total_secs, mut steps) = (0.0f64, 0.0f64, 0u32);
+            let start = Instant::now();
+            for step in 0.. {
+                if step >= 3 + 3 && start.elapsed().as_secs_f64() >= 2.0 * seconds {
+                    break;
+                }
+                let t0 = Instant::now();
+                let indices: Vec<usize> = (0..batch).map(|_| rng.below(window.len())).collect();
+                build_batch(&window, &indices, &encoder, 0.0, 0.0, &mut sparse);
+                let t1 = Instant::now();
+                let figures = trainer.step(&sparse, 1e-4, 1.0).context("training step")?;
+                std::hint::black_box(figures);
+                if step >= 3 {
+                    host_secs += (t1 - t0).as_secs_f64();
+                    total_secs += t0.elapsed().as_secs_f64();
+                    steps += 1;
+                }
+            }
+            let per_step = total_secs / f64::from(steps);
+            let samples = batch as f64 / per_step;
+            writeln!(
+                out,
+                "  train batch {batch:>5}: {samples:>10.1} samples/s, {:>7.1} ms/step (host: \
+                 replay + encode {:.1}%), ~{:.1} TFLOP/s (3x forward); {steps} steps",
+                1e3 * per_step,
+                100.0 * host_secs / total_secs,
+                samples * 3.0 * flops / 1e12
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,8 +1,8 @@
 //! `atomzero bench ...`: argument parsing over `atomzero-bench`, whose measurements print each
 //! figure beside a reference measured in the same run.
 
-use anyhow::Result;
-use atomzero_nn::NetConfig;
+use anyhow::{Result, anyhow};
+use atomzero_nn::{DeviceKind, NetConfig};
 use atomzero_selfplay::Batching;
 use clap::{Args, Subcommand, ValueEnum};
 use std::io::Write;
@@ -57,6 +57,11 @@ enum BenchWhat {
         /// Shorter measurements (about a quarter of the time; noisier).
         #[arg(long)]
         quick: bool,
+        /// Where Burn runs: cpu (Burn flex against atomzero-infer and onnxruntime, training
+        /// with both engines), or cuda / wgpu in a binary built with that feature (Burn
+        /// alone: inference and training at every batch size).
+        #[arg(long, default_value = "cpu")]
+        device: String,
     },
     /// A trainer's ingest rate from a run location: uploads `--shards` shards of `--games`
     /// recorded games each under bench/ingest-*/, then lists, downloads and decodes them one
@@ -82,10 +87,23 @@ enum BatchingArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum NetPreset {
+pub(crate) enum NetPreset {
     Tiny,
     Default,
     Both,
+}
+
+impl NetPreset {
+    /// The named nets: `tiny` (4x32), `default` (10x128 SE), or both.
+    pub(crate) fn nets(self) -> Vec<(&'static str, NetConfig)> {
+        match self {
+            NetPreset::Tiny => vec![("tiny", NetConfig::tiny())],
+            NetPreset::Default => vec![("default", NetConfig::default_size())],
+            NetPreset::Both => {
+                vec![("tiny", NetConfig::tiny()), ("default", NetConfig::default_size())]
+            }
+        }
+    }
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -121,15 +139,13 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 }
             }
         }
-        BenchWhat::Net { config, batches, quick } => {
-            let configs: Vec<(&str, NetConfig)> = match config {
-                NetPreset::Tiny => vec![("tiny", NetConfig::tiny())],
-                NetPreset::Default => vec![("default", NetConfig::default_size())],
-                NetPreset::Both => {
-                    vec![("tiny", NetConfig::tiny()), ("default", NetConfig::default_size())]
-                }
-            };
-            atomzero_bench::net::run(&configs, &batches, quick, out)?
+        BenchWhat::Net { config, batches, quick, device } => {
+            let configs = config.nets();
+            let kind = device.parse::<DeviceKind>().map_err(|e| anyhow!("--device: {e}"))?;
+            match kind {
+                DeviceKind::Cpu => atomzero_bench::net::run(&configs, &batches, quick, out)?,
+                gpu => atomzero_bench::net::run_device(&configs, &batches, gpu, quick, out)?,
+            }
         }
     }
     Ok(())

@@ -8,6 +8,7 @@ mod config;
 mod export_cmd;
 mod fsutil;
 mod gauntlet_cmd;
+mod gpu_check_cmd;
 mod match_cmd;
 mod models;
 mod perft_cmd;
@@ -72,6 +73,9 @@ enum Command {
     Export(export_cmd::ExportArgs),
     /// Throughput benchmarks (search, network, a run location's ingest rate).
     Bench(bench_cmd::BenchArgs),
+    /// Check a GPU backend against the CPU: forward pass, losses and gradients of the tiny and
+    /// default nets (exit status 1 if a difference is beyond its tolerance).
+    GpuCheck(gpu_check_cmd::GpuCheckArgs),
     /// A local web page over a run: dashboard, game viewer, play a network (live).
     Serve(serve_cmd::ServeArgs),
 }
@@ -126,6 +130,7 @@ fn main() -> ExitCode {
         Command::Analyse(args) => analyse_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Export(args) => export_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::GpuCheck(args) => gpu_check_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {

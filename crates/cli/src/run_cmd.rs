@@ -21,10 +21,11 @@ use atomzero_run::{Observer, records, state};
 use atomzero_store::Store;
 use clap::Args;
 use indicatif::ProgressBar;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -103,10 +104,23 @@ pub struct WorkerArgs {
     poll: f64,
 }
 
-/// Progress bars on stderr, lines on stdout, warnings on stderr.
+/// Progress bars on stderr, lines on stdout, warnings on stderr. Without a terminal on stderr
+/// (a log file, a pipe, `nohup`) indicatif hides the bars, so the progress is also printed as
+/// a line on stdout at most every [`PLAIN_PROGRESS_SECS`] seconds.
 #[derive(Default)]
 struct Terminal {
     bar: Option<ProgressBar>,
+    plain: Option<PlainProgress>,
+}
+
+/// Seconds between two progress lines without a terminal.
+const PLAIN_PROGRESS_SECS: u64 = 30;
+
+/// The stage whose progress is printed as lines, and when the last line was.
+struct PlainProgress {
+    what: String,
+    total: u64,
+    last: Instant,
 }
 
 impl Observer for Terminal {
@@ -126,17 +140,29 @@ impl Observer for Terminal {
         let bar = progress_bar(total, what);
         bar.set_position(done);
         self.bar = Some(bar);
+        self.plain = (!std::io::stderr().is_terminal()).then(|| PlainProgress {
+            what: what.to_string(),
+            total,
+            last: Instant::now(),
+        });
     }
     fn progress(&mut self, done: u64, message: &str) {
         if let Some(bar) = &self.bar {
             bar.set_position(done);
             bar.set_message(message.to_string());
         }
+        if let Some(plain) = &mut self.plain
+            && plain.last.elapsed().as_secs() >= PLAIN_PROGRESS_SECS
+        {
+            plain.last = Instant::now();
+            println!("{}: {done}/{} {message}", plain.what, plain.total);
+        }
     }
     fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+        self.plain = None;
     }
 }
 

@@ -120,7 +120,8 @@ fn play_and_write(
         sequence += 1;
         Ok(())
     };
-    let on_game = |record: &GameRecord, tally: &Tally| -> Result<()> {
+    let on_game = |record: Option<&GameRecord>, tally: &Tally| -> Result<()> {
+        let Some(record) = record else { return Ok(()) };
         if let Some(pgn_path) = pgn
             && let Some(mut game) = record_to_pgn(record)
         {

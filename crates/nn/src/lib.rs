@@ -31,7 +31,7 @@ pub use checkpoint::{
     load, load_with_config, read_metadata, sidecar_path,
 };
 pub use config::{ConfigError, FieldDifference, MAX_WEIGHT_BYTES, NetConfig, human_bytes};
-pub use device::{DeviceError, DeviceKind, check_device};
+pub use device::{DeviceError, DeviceKind, check_device, device_name};
 pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator};
 pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx};
 pub use model::{Net, NetOutput};

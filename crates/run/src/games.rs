@@ -31,8 +31,11 @@ pub struct Tally {
     pub playthroughs_with_resign_point: usize,
     /// Of those, games the resigning side did not lose.
     pub false_resignations: usize,
-    /// Network evaluations.
+    /// Network evaluations of the finished games.
     pub evaluations: u64,
+    /// Positions the network has evaluated so far, games in progress included (self-play's
+    /// reports of its batches; a tally of stored games has none).
+    pub network_positions: u64,
     /// Games from the Balanced start by the square of White's removal (index a1 = 0; empty
     /// without such games).
     pub removals: Vec<usize>,
@@ -141,13 +144,15 @@ pub struct PlayOptions<'a> {
 
 /// Plays `options.games` with `model`, hands every `games_per_shard` finished games to
 /// `sink` (and the rest at the end, also when stopped by `interrupted` or by an error) and
-/// calls `on_game` after each game. Returns the tally, or the first error of the sink or of
-/// `on_game` (play stops there; games already handed over stay handed over).
+/// calls `on_game` after each game (with the game) and after each report of the network's
+/// batches (with `None`: [`Tally::network_positions`] moved, for progress while games are
+/// long). Returns the tally, or the first error of the sink or of `on_game` (play stops
+/// there; games already handed over stay handed over).
 pub fn play_games<E>(
     model: &LoadedModel,
     options: &PlayOptions<'_>,
     mut sink: impl FnMut(&[GameRecord]) -> Result<(), E>,
-    mut on_game: impl FnMut(&GameRecord, &Tally) -> Result<(), E>,
+    mut on_game: impl FnMut(Option<&GameRecord>, &Tally) -> Result<(), E>,
 ) -> Result<Tally, E> {
     let mut buffer: Vec<GameRecord> = Vec::new();
     let mut tally = Tally::default();
@@ -163,9 +168,16 @@ pub fn play_games<E>(
         model.history,
         options.seed,
         |event| {
+            if let SelfplayEvent::Batches { positions, .. } = event {
+                tally.network_positions += positions;
+                if let Err(e) = on_game(None, &tally) {
+                    error = Some(e);
+                    return false;
+                }
+            }
             if let SelfplayEvent::Game(record, stats) = event {
                 tally.add(&record, &stats);
-                if let Err(e) = on_game(&record, &tally) {
+                if let Err(e) = on_game(Some(&record), &tally) {
                     error = Some(e);
                     return false;
                 }

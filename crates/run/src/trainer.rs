@@ -490,11 +490,15 @@ impl Generations<'_> {
                 sequence += 1;
                 Ok(())
             };
-            let on_game = |_: &GameRecord, t: &Tally| -> Result<()> {
+            let on_game = |_: Option<&GameRecord>, t: &Tally| -> Result<()> {
                 let secs = start.elapsed().as_secs_f64().max(1e-9);
                 observer.progress(
                     (done + t.games) as u64,
-                    &format!("{:.0} positions/s", t.plies as f64 / secs),
+                    &format!(
+                        "{:.0} positions/s, network {:.0} positions/s",
+                        t.plies as f64 / secs,
+                        t.network_positions as f64 / secs
+                    ),
                 );
                 Ok(())
             };

@@ -223,11 +223,16 @@ pub fn run(
                 .line(&format!("worker {name}: uploaded {key} ({} games)", games.len()));
             Ok(())
         };
-        let on_game = |_: &GameRecord, t: &Tally| -> Result<()> {
+        let on_game = |_: Option<&GameRecord>, t: &Tally| -> Result<()> {
             let secs = start.elapsed().as_secs_f64().max(1e-9);
             observer_cell.borrow_mut().progress(
                 uploaded.get() as u64,
-                &format!("{} games, {:.0} positions/s", t.games, t.plies as f64 / secs),
+                &format!(
+                    "{} games, {:.0} positions/s, network {:.0} positions/s",
+                    t.games,
+                    t.plies as f64 / secs,
+                    t.network_positions as f64 / secs
+                ),
             );
             Ok(())
         };

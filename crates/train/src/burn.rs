@@ -312,6 +312,51 @@ impl BurnTrainer {
     }
 }
 
+/// One parameter's gradient, read back to the host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedGradient {
+    /// The parameter's name in the weights file, e.g. `tower.0.first.conv.weight`.
+    pub name: String,
+    /// The gradient, row-major in the parameter's shape.
+    pub values: Vec<f32>,
+}
+
+/// The losses of `net` on `batch` and the gradient of the total loss for every float
+/// parameter that has one, in the module's order: what one step of [`BurnTrainer::step`]
+/// computes before the optimizer, without changing `net`. `net` must live on an autodiff
+/// device (training mode normalises with the batch's statistics, as a step does); `batch` on
+/// the same device. For comparing backends (`atomzero gpu-check`).
+pub fn gradients(
+    net: &Net,
+    batch: &TrainBatch,
+    value_loss_weight: f32,
+) -> (LossValues, Vec<NamedGradient>) {
+    struct Collect<'a> {
+        gradients: &'a GradientsParams,
+        path: Vec<String>,
+        out: Vec<NamedGradient>,
+    }
+    impl ModuleVisitor for Collect<'_> {
+        fn enter_module(&mut self, name: &str, _container_type: &str) {
+            self.path.push(name.to_string());
+        }
+        fn exit_module(&mut self, _name: &str, _container_type: &str) {
+            self.path.pop();
+        }
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if let Some(g) = self.gradients.get::<D>(param.id) {
+                let values = g.into_data().try_into_vec_as::<f32>().unwrap_or_default();
+                self.out.push(NamedGradient { name: self.path.join("."), values });
+            }
+        }
+    }
+    let losses = losses(net.forward(batch.inputs.clone()), batch, value_loss_weight);
+    let gradients = GradientsParams::from_grads(losses.total.backward(), net);
+    let mut visitor = Collect { gradients: &gradients, path: Vec::new(), out: Vec::new() };
+    net.visit(&mut visitor);
+    (losses.values(), visitor.out)
+}
+
 /// The global L2 norm of `gradients` over the float parameters of `net`.
 pub fn gradient_norm(net: &Net, gradients: &GradientsParams) -> f32 {
     struct SumOfSquares<'a> {

@@ -241,6 +241,49 @@ fn gradients_and_losses_equal_burns_autodiff() {
     }
 }
 
+/// `atomzero_train::burn::gradients` (what `atomzero gpu-check` compares between devices)
+/// names every trained tensor as the weights file does and gives the gradient the CPU step
+/// computes, without changing the net.
+#[test]
+fn named_gradients_are_the_cpu_steps() {
+    let config = small_net_with_reply(1);
+    let params = random_params(&config, 6);
+    let batch = random_batch_with(config.input_planes(), 8, 16, true);
+    let value_weight = 0.7;
+    let (stats, trainer) = cpu_steps(
+        &params,
+        std::slice::from_ref(&batch),
+        1.0,
+        value_weight,
+        OptimizerConfig::Sgd { momentum: 0.0, weight_decay: 0.0 },
+        None,
+    );
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("rayon pool");
+    let (losses, gradients, after) = pool.install(|| {
+        let device = device().autodiff();
+        let bytes = params.to_safetensors().expect("bytes");
+        let net = config.load_safetensors(bytes.clone(), &self::device()).expect("net");
+        let net = net.to_device(&device).train();
+        let (losses, gradients) =
+            atomzero_train::burn::gradients(&net, &burn_batch(&batch, &device), value_weight);
+        (losses, gradients, net.to_safetensors().expect("bytes") == bytes)
+    });
+    assert!(after, "computing the gradients changed the net");
+    assert!(
+        (losses.total - stats[0].total).abs() <= 1e-5 * stats[0].total.abs(),
+        "loss {} vs the CPU step's {}",
+        losses.total,
+        stats[0].total
+    );
+    let names: Vec<&str> = gradients.iter().map(|g| g.name.as_str()).collect();
+    let expected: Vec<&str> = params.tensors().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, expected);
+    for (gradient, info) in gradients.iter().zip(params.tensors()) {
+        let ours = &trainer.last_gradient()[info.range.clone()];
+        assert_close(&info.name, &gradient.values, ours, 2e-3, 1e-6);
+    }
+}
+
 #[test]
 fn adamw_and_nesterov_trajectories_equal_burns() {
     let config = small_net(0);

@@ -1,0 +1,284 @@
+//! `atomzero gpu-check`: a GPU backend (cuda, wgpu) against the CPU on the same weights and
+//! inputs. For each net (the `tiny` and `default` presets): the forward pass in eval mode
+//! (policy and WDL logits of 64 positions), then one training step's losses and the gradient
+//! of every parameter (training mode, a batch of 64 positions with search targets) against
+//! Burn's CPU backend, and for a net atomzero-backprop implements (no squeeze-excitation)
+//! against its CPU step too. The weights are first moved off their initial values by two
+//! AdamW steps on the CPU, so batch norm's running statistics and the weights are not the
+//! initialiser's.
+//!
+//! Each figure is the largest absolute difference over a tensor divided by the largest
+//! absolute value of the CPU's tensor (a loss: by the loss), compared with a tolerance that
+//! allows TF32 on tensor cores (cubek's matmul uses it for f32 where the GPU has it: a 10-bit
+//! mantissa, ~1e-3 relative per product) and a different order of summation, while a wrong
+//! kernel (a transposed weight, a missing term) is off by the order of the values themselves.
+
+use crate::error::{BenchError, Context, Result};
+use crate::util::{encoded_positions, random_games};
+use atomzero_backprop::{CpuTrainer, Optimizer, OptimizerConfig, Params, SparseBatch};
+use atomzero_encoding::Encoder;
+use atomzero_nn::burn::module::Module;
+use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
+use atomzero_nn::{DeviceKind, Net, NetConfig};
+use atomzero_replay::ReplayWindow;
+use atomzero_train::burn::{BurnTrainer, NamedGradient, StepConfig, TrainBatch, gradients};
+use atomzero_train::data::build_batch;
+use std::io::Write;
+use std::time::Instant;
+
+/// Largest |GPU − CPU| of a forward output over the largest |CPU value| of that output.
+pub const FORWARD_TOLERANCE: f32 = 1e-2;
+/// |GPU − CPU| of a loss over the CPU's loss.
+pub const LOSS_TOLERANCE: f32 = 1e-3;
+/// Largest |GPU − CPU| of a parameter's gradient over the largest |CPU gradient| of that
+/// parameter (backward passes chain twice the products of the forward).
+pub const GRADIENT_TOLERANCE: f32 = 5e-2;
+/// Positions of the forward comparison and of the training batch.
+const POSITIONS: usize = 64;
+
+/// The largest difference of two buffers relative to the reference's largest magnitude
+/// (absolute when the reference is all zeros); `None` when the lengths differ or a value is
+/// not finite.
+pub fn relative_difference(values: &[f32], reference: &[f32]) -> Option<f32> {
+    if values.len() != reference.len() || values.iter().chain(reference).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let scale = reference.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let largest = values.iter().zip(reference).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    Some(if scale > 0.0 { largest / scale } else { largest })
+}
+
+/// Tallies the comparisons and writes one line each.
+struct Verdicts<'a> {
+    out: &'a mut dyn Write,
+    failed: Vec<String>,
+}
+
+impl Verdicts<'_> {
+    /// Writes `what: figure (tolerance): ok|FAILED` and remembers a failure.
+    fn check(&mut self, what: &str, figure: Option<f32>, tolerance: f32) -> Result<()> {
+        let ok = figure.is_some_and(|f| f <= tolerance);
+        let shown = figure
+            .map_or("not comparable (length or non-finite)".to_string(), |f| format!("{f:.2e}"));
+        writeln!(
+            self.out,
+            "  {what}: {shown} (tolerance {tolerance:.0e}): {}",
+            if ok { "ok" } else { "FAILED" }
+        )?;
+        if !ok {
+            self.failed.push(what.to_string());
+        }
+        Ok(())
+    }
+
+    /// The worst of named gradients against the reference's, as one line.
+    fn gradients(
+        &mut self,
+        what: &str,
+        ours: &[NamedGradient],
+        reference: &[(String, Vec<f32>)],
+    ) -> Result<()> {
+        let mut worst: Option<(f32, &str)> = None;
+        let mut missing = Vec::new();
+        let mut over = Vec::new();
+        for (name, values) in reference {
+            match ours.iter().find(|g| &g.name == name) {
+                Some(g) => {
+                    let d = relative_difference(&g.values, values).unwrap_or(f32::INFINITY);
+                    if worst.is_none_or(|(w, _)| d > w) {
+                        worst = Some((d, name));
+                    }
+                    if d > GRADIENT_TOLERANCE || !d.is_finite() {
+                        over.push(format!("{name} {d:.2e}"));
+                    }
+                }
+                None => missing.push(name.as_str()),
+            }
+        }
+        if !missing.is_empty() || ours.len() != reference.len() {
+            writeln!(
+                self.out,
+                "  {what}: FAILED, {} gradients against {} (missing: {})",
+                ours.len(),
+                reference.len(),
+                missing.join(", ")
+            )?;
+            self.failed.push(what.to_string());
+            return Ok(());
+        }
+        let (figure, name) = worst.unwrap_or((0.0, "none"));
+        let label = format!("{what}, {} tensors, worst {name}", reference.len());
+        self.check(&label, figure.is_finite().then_some(figure), GRADIENT_TOLERANCE)?;
+        if !over.is_empty() {
+            writeln!(self.out, "    over the tolerance ({}): {}", over.len(), over.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads a tensor back to the host.
+fn host<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>> {
+    tensor.into_data().try_into_vec_as::<f32>().map_err(|e| format!("{e:?}")).context("read back")
+}
+
+/// A training batch of `batch` on `device`.
+fn train_batch(batch: &SparseBatch, device: &Device) -> Result<TrainBatch> {
+    let (policy, legal) = batch.dense();
+    TrainBatch::from_slices(batch.planes, &batch.inputs, &policy, &legal, &batch.wdl, device)
+        .context("training batch")
+}
+
+/// The losses (total, policy, value) and named gradients of `net` on `batch` on `device`.
+fn step_on(
+    net: &Net,
+    batch: &SparseBatch,
+    device: &Device,
+) -> Result<([f32; 3], Vec<NamedGradient>)> {
+    let device = device.clone().autodiff();
+    let net = net.clone().to_device(&device).train();
+    let (losses, grads) = gradients(&net, &train_batch(batch, &device)?, 1.0);
+    Ok(([losses.total, losses.policy, losses.value], grads))
+}
+
+/// Compares `kind` with the CPU on each named net (`atomzero gpu-check`: the `tiny` and
+/// `default` presets; see the module docs); writes one line per comparison and returns
+/// whether all passed. Errors are failures to run at all (no device, a net that cannot be
+/// built).
+pub fn run(kind: DeviceKind, nets: &[(&str, NetConfig)], out: &mut dyn Write) -> Result<bool> {
+    let start = Instant::now();
+    let gpu = kind.device().map_err(|e| BenchError::msg(e.to_string()))?;
+    let cpu = DeviceKind::Cpu.device().context("cpu device")?;
+    let name = atomzero_nn::device_name(&gpu);
+    writeln!(
+        out,
+        "gpu-check: {kind} ({name}) against the cpu (Burn flex; atomzero-backprop where it \
+         implements the net), same weights and inputs"
+    )?;
+    let mut verdicts = Verdicts { out, failed: Vec::new() };
+    let games = random_games(POSITIONS, 3);
+    let window = ReplayWindow::from_games(games.clone());
+    for (preset, config) in nets {
+        writeln!(
+            verdicts.out,
+            "{preset}: {} blocks x {} filters, SE ratio {}",
+            config.blocks, config.filters, config.se_ratio
+        )?;
+        let encoder = Encoder::new(config.encoder);
+        let mut batch = SparseBatch::new(encoder.planes());
+        let indices: Vec<usize> = (0..POSITIONS).map(|i| (i * 13) % window.len()).collect();
+        build_batch(&window, &indices, &encoder, 0.0, 0.0, &mut batch);
+
+        // Weights off their initial values: two AdamW steps on the CPU.
+        cpu.seed(11);
+        let net = config.init(&cpu).context("net")?;
+        let mut trainer = BurnTrainer::new(net, &StepConfig::default(), &cpu);
+        let on_cpu = train_batch(&batch, trainer.device())?;
+        for _ in 0..2 {
+            trainer.step(&on_cpu, 1e-2);
+        }
+        let net = trainer.into_net().valid();
+
+        // Forward, eval mode.
+        let planes = encoder.planes();
+        let input = encoded_positions(&games, config, POSITIONS);
+        let forward = |net: &Net, device: &Device| -> Result<(Vec<f32>, Vec<f32>)> {
+            let data = TensorData::new(input.clone(), [POSITIONS, planes, 8, 8]);
+            let output = net.forward(Tensor::from_data(data, device));
+            Ok((host(output.policy)?, host(output.wdl)?))
+        };
+        let (cpu_policy, cpu_wdl) = forward(&net, &cpu)?;
+        let t0 = Instant::now();
+        let (gpu_policy, gpu_wdl) = forward(&net.clone().to_device(&gpu), &gpu)?;
+        // The first call on a device compiles (and autotunes) its kernels: how long it took.
+        let what = format!("forward, {POSITIONS} positions ({:.1} s)", t0.elapsed().as_secs_f64());
+        verdicts.check(
+            &format!("{what}: policy logits"),
+            relative_difference(&gpu_policy, &cpu_policy),
+            FORWARD_TOLERANCE,
+        )?;
+        verdicts.check(
+            &format!("{what}: WDL logits"),
+            relative_difference(&gpu_wdl, &cpu_wdl),
+            FORWARD_TOLERANCE,
+        )?;
+
+        // One training step's losses and gradients, training mode.
+        let (cpu_losses, cpu_grads) = step_on(&net, &batch, &cpu)?;
+        let t0 = Instant::now();
+        let (gpu_losses, gpu_grads) = step_on(&net, &batch, &gpu)?;
+        let step_secs = t0.elapsed().as_secs_f64();
+        for (i, loss) in ["total", "policy", "value"].iter().enumerate() {
+            verdicts.check(
+                &format!(
+                    "training step, batch {POSITIONS} ({step_secs:.1} s): {loss} loss {:.6} vs \
+                     cpu {:.6}",
+                    gpu_losses[i], cpu_losses[i]
+                ),
+                relative_difference(&gpu_losses[i..=i], &cpu_losses[i..=i]),
+                LOSS_TOLERANCE,
+            )?;
+        }
+        let reference: Vec<(String, Vec<f32>)> =
+            cpu_grads.into_iter().map(|g| (g.name, g.values)).collect();
+        verdicts.gradients("gradients vs Burn flex", &gpu_grads, &reference)?;
+
+        // atomzero-backprop, the CPU engine that trains nets without squeeze-excitation.
+        if let Ok(bytes) = net.to_safetensors()
+            && let Ok(params) = Params::from_safetensors(config, &bytes)
+        {
+            let sgd = OptimizerConfig::Sgd { momentum: 0.0, weight_decay: 0.0 };
+            let optimizer = Optimizer::new(sgd, None, params.values().len());
+            let mut cpu_trainer = CpuTrainer::new(params.clone(), optimizer);
+            let stats = cpu_trainer.step(&batch, 0.0, 1.0).context("atomzero-backprop step")?;
+            verdicts.check(
+                &format!(
+                    "atomzero-backprop: total loss {:.6} vs gpu {:.6}",
+                    stats.total, gpu_losses[0]
+                ),
+                relative_difference(&gpu_losses[..1], &[stats.total]),
+                LOSS_TOLERANCE,
+            )?;
+            let reference: Vec<(String, Vec<f32>)> = params
+                .tensors()
+                .iter()
+                .map(|t| (t.name.clone(), cpu_trainer.last_gradient()[t.range.clone()].to_vec()))
+                .collect();
+            verdicts.gradients("gradients vs atomzero-backprop", &gpu_grads, &reference)?;
+        }
+    }
+    let Verdicts { out, failed } = verdicts;
+    let secs = start.elapsed().as_secs_f64();
+    if failed.is_empty() {
+        writeln!(out, "gpu-check: passed ({secs:.1} s)")?;
+    } else {
+        writeln!(out, "gpu-check: FAILED ({secs:.1} s): {}", failed.join("; "))?;
+    }
+    Ok(failed.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_are_relative_to_the_reference() {
+        assert_eq!(relative_difference(&[1.0, 2.0], &[1.0, 2.0]), Some(0.0));
+        let d = relative_difference(&[1.0, 2.1], &[1.0, 2.0]).unwrap();
+        assert!((d - 0.05).abs() < 1e-6, "{d}");
+        assert_eq!(relative_difference(&[0.5], &[0.0]), Some(0.5));
+        assert_eq!(relative_difference(&[1.0], &[1.0, 2.0]), None);
+        assert_eq!(relative_difference(&[f32::NAN], &[1.0]), None);
+    }
+
+    /// The whole check with the CPU as the "GPU" on the tiny net: every line ok.
+    #[test]
+    fn the_cpu_passes_against_itself() {
+        let mut out = Vec::new();
+        assert!(run(DeviceKind::Cpu, &[("tiny", NetConfig::tiny())], &mut out).unwrap());
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("gradients vs atomzero-backprop"), "{text}");
+        assert!(!text.contains("FAILED"), "{text}");
+        // Forward (2), losses (3), gradients (1); atomzero-backprop's loss and gradients (2).
+        assert_eq!(text.matches(": ok").count(), 8, "{text}");
+    }
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The GPU check, for a machine with an NVIDIA GPU and its driver and nothing else (no CUDA
+# toolkit, no internet). Takes the bundle of scripts/gpu-bundle.sh (gpu-bundle/ beside the
+# working tree) and, within about 8 minutes on an H100 with 16 cores:
+#   1. nvidia-smi: the GPU, its driver and the CUDA version the driver supports;
+#   2. atomzero gpu-check --device cuda: Burn's CUDA forward pass against the CPU's on the
+#      tiny and default nets, one training step's losses and gradients against the CPU
+#      engines' (tolerances in crates/bench/src/gpu.rs and docs/gpu.md);
+#   3. atomzero bench net --device cuda --batches 256,512,1024: inference positions/s and
+#      training samples/s of both nets (512 is configs/default.toml's training batch);
+#   4. atomzero run with configs/default.toml (device cuda, eval_games = 0) for --run-minutes (default 5, cut
+#      so that the whole script stays within --budget seconds, default 480), nvidia-smi
+#      sampling the GPU every second: self-play positions/s and the network's
+#      positions/s as the run reports them (a line every 30 s), training samples/s if a
+#      generation's self-play finishes in time, and the GPU's busy share (the mean of
+#      nvidia-smi's utilization.gpu: the share of each second during which a kernel ran).
+# With --wgpu instead: steps 1-3 on the wgpu backend (Vulkan on the NVIDIA driver; the
+# bundle's libvulkan.so.1 is used where the machine has no Vulkan loader, and an ICD file
+# naming the driver's libGLX_nvidia.so.0 is written where the driver installed none).
+# With --cpu: a rehearsal on any machine (no GPU needed): the bundle, the binary, step 2 with
+# the CPU against itself, step 3 as `bench net --device cpu --quick --config tiny`, step 4 on
+# the CPU for --run-minutes (default 1 here) without nvidia-smi. It runs every part of the
+# script that does not need a GPU.
+#
+# Usage: bash scripts/gpu-check.sh [--wgpu | --cpu] [--run-minutes M] [--budget S]
+#                                  [--batches LIST] [--steps check,bench,run]
+#                                  [--bundle DIR] [--out DIR]
+# Everything printed is also written to DIR/gpu-check.log (default --out: a temporary dir,
+# or $OUT where the machine provides one). Exit status: 0 when every step passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bundle=gpu-bundle
+route=cuda
+run_minutes=""
+budget=480
+batches=256,512,1024
+steps=check,bench,run
+out=${OUT:-}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --wgpu) route=wgpu; shift ;;
+    --cpu) route=cpu; shift ;;
+    --budget) budget=${2:?}; shift 2 ;;
+    --run-minutes) run_minutes=${2:?}; shift 2 ;;
+    --batches) batches=${2:?}; shift 2 ;;
+    --steps) steps=${2:?}; shift 2 ;;
+    --bundle) bundle=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$run_minutes" ]; then
+  run_minutes=5
+  [ "$route" = cpu ] && run_minutes=1
+fi
+work=$(mktemp -d)
+sampler=""
+cleanup() {
+  [ -n "$sampler" ] && kill "$sampler" 2> /dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+out=${out:-$(mktemp -d /tmp/gpu-check.XXXXXX)}
+mkdir -p "$out"
+log="$out/gpu-check.log"
+exec > >(tee "$log") 2>&1
+start=$SECONDS
+failed=()
+step() { echo; echo "== [$((SECONDS - start)) s] $*"; }
+# run_step SECONDS NAME COMMAND...: runs with a time limit and records a failure.
+run_step() {
+  local limit=$1 name=$2
+  shift 2
+  timeout -k 10 "$limit" "$@"
+  local status=$?
+  if [ "$status" != 0 ]; then
+    failed+=("$name (exit $status$([ "$status" = 124 ] && echo ", over ${limit} s"))")
+  fi
+  return "$status"
+}
+
+step "bundle: $bundle"
+cat "$bundle/MANIFEST" || { echo "no $bundle/MANIFEST: run scripts/gpu-bundle.sh first"; exit 1; }
+if command -v xz > /dev/null; then
+  xz -dc "$bundle/atomzero.xz" > "$work/atomzero"
+else
+  python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+    "$bundle/atomzero.xz" "$work/atomzero"
+fi
+chmod +x "$work/atomzero"
+bin="$work/atomzero"
+(cd "$bundle" && grep -v '^commit\|^features\|^binary\|^dynamic' MANIFEST | sha256sum -c --quiet) ||
+  failed+=("bundle checksums")
+# libdevice: a toolkit's if the machine has one, else the bundle's.
+if [ -z "${CUDA_PATH:-}" ] && [ ! -f /usr/local/cuda/nvvm/libdevice/libdevice.10.bc ]; then
+  CUDA_PATH="$(pwd)/$bundle/cuda"
+  export CUDA_PATH
+fi
+echo "CUDA_PATH=${CUDA_PATH:-} ($(ls "${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/" 2> /dev/null))"
+echo "CUDA toolkit on this machine: $(ls -d /usr/local/cuda*/ 2> /dev/null | tr '\n' ' ')$(command -v nvcc > /dev/null && nvcc --version | tail -n 1)"
+echo "$(nproc) cores, $(free -g | awk '/Mem:/ { print $2 }') GiB memory; $(. /etc/os-release 2> /dev/null && echo "$PRETTY_NAME"), glibc $(ldd --version | head -n 1 | awk '{ print $NF }')"
+"$bin" --version || failed+=("the binary does not start")
+
+if [ "$route" != cpu ]; then
+  step "nvidia-smi"
+  if ! command -v nvidia-smi > /dev/null; then
+    echo "no nvidia-smi on this machine: no NVIDIA driver (the GPU steps below will fail; \
+--cpu rehearses the script without a GPU)"
+    failed+=("nvidia-smi (not installed: no NVIDIA driver)")
+  elif nvidia-smi; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv
+  else
+    failed+=("nvidia-smi")
+  fi
+fi
+
+if [ "$route" = wgpu ]; then
+  step "Vulkan for wgpu"
+  if ! ldconfig -p 2> /dev/null | grep -q 'libvulkan.so.1 '; then
+    echo "no Vulkan loader on this machine: using the bundle's $bundle/lib (libvulkan.so.1, glvnd)"
+    export LD_LIBRARY_PATH="$(pwd)/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  icds=$(ls /usr/share/vulkan/icd.d/nvidia*.json /etc/vulkan/icd.d/nvidia*.json 2> /dev/null)
+  # Containers given the driver by NVIDIA's toolkit may keep its files under /usr/local/nvidia.
+  mounted=$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia*.json 2> /dev/null | head -n 1)
+  if [ -n "$icds" ]; then
+    echo "NVIDIA Vulkan ICD: $icds"
+  elif [ -n "$mounted" ]; then
+    export VK_DRIVER_FILES="$mounted" VK_ICD_FILENAMES="$mounted"
+    echo "NVIDIA Vulkan ICD (driver mount): $mounted"
+  elif ldconfig -p 2> /dev/null | grep -q 'libGLX_nvidia.so.0 '; then
+    echo '{"file_format_version": "1.0.1", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.3"}}' \
+      > "$work/nvidia_icd.json"
+    export VK_ICD_FILENAMES="$work/nvidia_icd.json"
+    echo "no NVIDIA ICD file: wrote $VK_ICD_FILENAMES naming the driver's libGLX_nvidia.so.0"
+  else
+    echo "the driver's Vulkan library (libGLX_nvidia.so.0) is not installed: wgpu will find no NVIDIA adapter"
+  fi
+fi
+
+wants() { case ",$steps," in *,"$1",*) return 0 ;; *) return 1 ;; esac; }
+
+if wants check; then
+  [ "$route" = wgpu ] && export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-error,warn}
+step "atomzero gpu-check --device $route"
+  run_step 150 "gpu-check" "$bin" gpu-check --device "$route"
+fi
+
+if ! wants bench; then
+  :
+elif [ "$route" = cpu ]; then
+  step "atomzero bench net --device cpu --quick --config tiny --batches 256 (rehearsal)"
+  run_step 300 "bench net" "$bin" bench net --device cpu --quick --config tiny --batches 256
+else
+  step "atomzero bench net --device $route --batches $batches"
+  run_step 180 "bench net" "$bin" bench net --device "$route" --batches "$batches"
+fi
+
+if wants run && [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
+  # The run gets what is left of the budget (less 40 s: its shutdown and the summary), at
+  # most --run-minutes.
+  seconds=$(awk -v m="$run_minutes" -v left=$((budget - (SECONDS - start) - 40)) \
+    'BEGIN { s = m * 60; if (left < s) s = left; printf "%d", s < 0 ? 0 : s }')
+  step "atomzero run --config configs/default.toml (device $route) for $seconds s"
+  # eval_games = 0: a fresh run first plays its random net against the baselines (300 games
+  # that evaluate one position at a time), which would fill the minutes meant for self-play.
+  sed -e "s/^device = .*/device = \"$route\"/" -e "s/^eval_games = .*/eval_games = 0/" \
+    configs/default.toml > "$work/default.toml"
+  grep -q '^eval_games = 0$' "$work/default.toml" || failed+=("configs/default.toml has no eval_games line")
+  if [ "$route" = cuda ] && command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
+      -lms 1000 > "$work/smi.csv" &
+    sampler=$!
+  else
+    : > "$work/smi.csv"
+  fi
+  # SIGINT is Ctrl-C: the run saves what is finished and exits 130.
+  timeout -s INT -k 30 "$seconds" "$bin" run --config "$work/default.toml" --dir "$work/run" \
+    > "$work/run.out" 2>&1
+  status=$?
+  if [ -n "$sampler" ]; then
+    kill "$sampler" 2> /dev/null
+    wait "$sampler" 2> /dev/null
+    sampler=""
+  fi
+  cat "$work/run.out"
+  case "$status" in
+    0 | 130 | 124) ;;
+    *) failed+=("run (exit $status)") ;;
+  esac
+  echo
+  echo "-- the run in figures"
+  grep -E 'positions/s' "$work/run.out" | tail -n 1 | sed 's/^/self-play (last progress line): /'
+  grep -E 'samples/s' "$work/run.out" | tail -n 1 | sed 's/^/training (last line): /' ||
+    echo "training: not reached within $seconds s (a generation is 5000 games); see bench net's train batch 512"
+  awk -F', *' '$2 ~ /^[0-9]+$/ { n++; sum += $2; if ($2 > 0) busy++; mem = $3 > mem ? $3 : mem }
+    END { if (n) printf "GPU busy share: mean utilization.gpu %.1f%% over %d samples (1/s); a kernel running in %.1f%% of them; peak memory %d MiB\n", sum / n, n, 100 * busy / n, mem;
+          else print "GPU busy share: no nvidia-smi samples" }' "$work/smi.csv"
+fi
+
+step "done in $((SECONDS - start)) s"
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "all steps passed (log: $log)"
