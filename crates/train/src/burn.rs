@@ -323,9 +323,11 @@ pub struct NamedGradient {
 
 /// The losses of `net` on `batch` and the gradient of the total loss for every float
 /// parameter that has one, in the module's order: what one step of [`BurnTrainer::step`]
-/// computes before the optimizer, without changing `net`. `net` must live on an autodiff
-/// device (training mode normalises with the batch's statistics, as a step does); `batch` on
-/// the same device. For comparing backends (`atomzero gpu-check`).
+/// computes before the optimizer, without changing `net`'s weights (its batch norms' running
+/// statistics advance, as in any training-mode forward pass: Burn keeps them in shared state).
+/// `net` must live on an autodiff device (training mode normalises with the batch's
+/// statistics, as a step does); `batch` on the same device. For comparing backends
+/// (`atomzero gpu-check`).
 pub fn gradients(
     net: &Net,
     batch: &TrainBatch,
