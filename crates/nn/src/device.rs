@@ -120,14 +120,8 @@ pub fn check_device(device: &Device) -> Result<(), DeviceError> {
     let panics: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = Arc::clone(&panics);
     std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let message = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("");
         if let Ok(mut panics) = sink.lock() {
-            panics.push(message.to_string());
+            panics.push(panic_message(info.payload()).unwrap_or("").to_string());
         }
     }));
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -149,14 +143,18 @@ pub fn check_device(device: &Device) -> Result<(), DeviceError> {
         ))),
         Ok(Err(error)) => Err(failure(kind, device, &error, &others(&error))),
         Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("panic without a message");
+            let message = panic_message(panic.as_ref()).unwrap_or("panic without a message");
             Err(failure(kind, device, message, &others(message)))
         }
     }
+}
+
+/// The text a panic was raised with (`panic!("...")` or a formatted message), if any.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
 }
 
 /// The name of the part behind `device` as its backend reports it (a GPU's model, e.g.
