@@ -1,6 +1,6 @@
-//! The net's parameters as two flat `f32` buffers in Burn's layouts and under Burn's tensor
-//! names, so that they convert to and from the safetensors bytes `atomzero_nn` reads and
-//! writes:
+//! The net's parameters as two flat `f32` buffers, laid out as `atomzero_nn::layout` describes
+//! the stored tensors (Burn's names, shapes and order), so that they convert to and from the
+//! safetensors bytes `atomzero_nn` reads and writes:
 //!
 //! - `values`: everything the optimizer updates (convolution weights, batch-norm `gamma` and
 //!   `beta`, the policy output's weight and bias, the linear layers' weights `[d_in][d_out]`
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
-use atomzero_nn::NetConfig;
+use atomzero_nn::{Layer, LayerKind, NetConfig, NetLayout, TensorRole};
 use safetensors::{Dtype, SafeTensors};
 
 /// Why parameters could not be built, read or written.
@@ -149,25 +149,56 @@ impl Builder {
         range
     }
 
-    fn conv_bn(&mut self, prefix: &str, c_in: usize, c_out: usize, kernel: usize) -> ConvBnAt {
+    /// Lays out `layer`'s tensors in stored order: learned ones in `values`, statistics in
+    /// `stats`; their ranges.
+    fn layer(&mut self, layer: &Layer) -> Vec<Range<usize>> {
+        layer
+            .tensors()
+            .into_iter()
+            .map(|t| match t.role {
+                TensorRole::Learned => self.value(t.name, t.shape),
+                TensorRole::Statistic => self.stat(t.name, t.shape),
+            })
+            .collect()
+    }
+
+    /// A conv-bn layer (weight, γ, β; running mean, variance).
+    fn conv_bn(&mut self, layer: &Layer) -> ConvBnAt {
+        let (c_in, c_out) = dims(layer);
+        let r = self.layer(layer);
         ConvBnAt {
             c_in,
             c_out,
-            weight: self.value(format!("{prefix}.conv.weight"), vec![c_out, c_in, kernel, kernel]),
-            gamma: self.value(format!("{prefix}.norm.gamma"), vec![c_out]),
-            beta: self.value(format!("{prefix}.norm.beta"), vec![c_out]),
-            mean: self.stat(format!("{prefix}.norm.running_mean"), vec![c_out]),
-            var: self.stat(format!("{prefix}.norm.running_var"), vec![c_out]),
+            weight: r[0].clone(),
+            gamma: r[1].clone(),
+            beta: r[2].clone(),
+            mean: r[3].clone(),
+            var: r[4].clone(),
         }
     }
 
-    fn dense(&mut self, prefix: &str, d_in: usize, d_out: usize) -> DenseAt {
-        DenseAt {
-            d_in,
-            d_out,
-            weight: self.value(format!("{prefix}.weight"), vec![d_in, d_out]),
-            bias: self.value(format!("{prefix}.bias"), vec![d_out]),
+    /// A convolution with bias (weight, bias).
+    fn conv_bias(&mut self, layer: &Layer) -> ConvBiasAt {
+        let (c_in, c_out) = dims(layer);
+        let r = self.layer(layer);
+        ConvBiasAt { c_in, c_out, weight: r[0].clone(), bias: r[1].clone() }
+    }
+
+    /// A dense layer (weight, bias).
+    fn dense(&mut self, layer: &Layer) -> DenseAt {
+        let (d_in, d_out) = dims(layer);
+        let r = self.layer(layer);
+        DenseAt { d_in, d_out, weight: r[0].clone(), bias: r[1].clone() }
+    }
+}
+
+/// A layer's input and output sizes (channels or units).
+fn dims(layer: &Layer) -> (usize, usize) {
+    match layer.kind {
+        LayerKind::ConvBn { c_in, c_out, .. } | LayerKind::ConvBias { c_in, c_out, .. } => {
+            (c_in, c_out)
         }
+        LayerKind::Dense { d_in, d_out } => (d_in, d_out),
     }
 }
 
@@ -182,27 +213,20 @@ impl Params {
             ));
         }
         let mut b = Builder::default();
-        let filters = config.filters;
-        let stem = b.conv_bn("stem", config.input_planes(), filters, 3);
-        let tower = (0..config.blocks)
-            .map(|i| {
-                let first = b.conv_bn(&format!("tower.{i}.first"), filters, filters, 3);
-                let second = b.conv_bn(&format!("tower.{i}.second"), filters, filters, 3);
-                (first, second)
-            })
+        // The layers in `atomzero_nn::layout`'s order (no squeeze-excitation here).
+        let layout = NetLayout::of(config);
+        let stem = b.conv_bn(&layout.stem);
+        let tower = layout
+            .tower
+            .iter()
+            .map(|block| (b.conv_bn(&block.first), b.conv_bn(&block.second)))
             .collect();
-        let policy_conv = b.conv_bn("policy_conv", filters, filters, 3);
+        let policy_conv = b.conv_bn(&layout.policy_conv);
         // 73 planes, or 146 with the opponent's reply (`NetConfig::opponent_policy`).
-        let planes = config.policy_out_planes();
-        let policy_out = ConvBiasAt {
-            c_in: filters,
-            c_out: planes,
-            weight: b.value("policy_out.weight".to_string(), vec![planes, filters, 1, 1]),
-            bias: b.value("policy_out.bias".to_string(), vec![planes]),
-        };
-        let value_conv = b.conv_bn("value_conv", filters, config.value_channels, 1);
-        let value_hidden = b.dense("value_hidden", config.value_channels * 64, config.value_hidden);
-        let value_out = b.dense("value_out", config.value_hidden, 3);
+        let policy_out = b.conv_bias(&layout.policy_out);
+        let value_conv = b.conv_bn(&layout.value_conv);
+        let value_hidden = b.dense(&layout.value_hidden);
+        let value_out = b.dense(&layout.value_out);
         let layers =
             Layers { stem, tower, policy_conv, policy_out, value_conv, value_hidden, value_out };
         let mut stats = vec![0.0f32; b.stats];

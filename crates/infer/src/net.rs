@@ -21,8 +21,6 @@
 use std::path::Path;
 
 use atomzero_encoding::{POLICY_PLANES, POLICY_SIZE};
-use atomzero_nn::burn::module::Module;
-use atomzero_nn::burn::store::{ModuleSnapshot, SafetensorsStore};
 use atomzero_nn::{DeviceKind, Net, NetConfig, NetMetadata};
 
 use crate::error::InferError;
@@ -203,9 +201,7 @@ impl InferNet {
 
     /// Copies a Burn net's weights (its running batch-norm statistics, as in eval mode).
     pub fn from_net(net: &Net) -> Result<InferNet, InferError> {
-        let mut store = SafetensorsStore::from_bytes(None);
-        net.valid().save_into(&mut store).map_err(|e| InferError::Store(e.to_string()))?;
-        let bytes = store.get_bytes().map_err(|e| InferError::Store(e.to_string()))?;
+        let bytes = net.to_safetensors().map_err(|e| InferError::Store(e.to_string()))?;
         InferNet::from_safetensors(net.config(), &bytes)
     }
 

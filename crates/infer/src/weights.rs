@@ -1,5 +1,5 @@
-//! Reading a net's tensors from safetensors bytes (the file Burn's `SafetensorsStore` writes,
-//! tensor names like `tower.3.first.norm.running_var`) into plain `Vec<f32>`, with batch norm
+//! Reading a net's tensors from safetensors bytes (the file Burn's `SafetensorsStore` writes;
+//! names, shapes and order from `atomzero_nn::layout`) into plain `Vec<f32>`, with batch norm
 //! folded into the preceding convolution:
 //!
 //! ```text
@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use atomzero_encoding::POLICY_PLANES;
-use atomzero_nn::NetConfig;
+use atomzero_nn::{Layer, LayerKind, NetConfig, NetLayout, TensorSpec};
 use safetensors::{Dtype, SafeTensors};
 
 use crate::error::InferError;
@@ -65,40 +65,38 @@ pub(crate) struct NetWeights {
     pub value_out: DenseWeights,
 }
 
-/// Reads the weights of a net of architecture `config` from safetensors `bytes`.
+/// Reads the weights of a net of architecture `config` from safetensors `bytes`, as
+/// [`NetLayout`] describes them.
 pub(crate) fn parse(config: &NetConfig, bytes: &[u8]) -> Result<NetWeights, InferError> {
     config.validate()?;
     let tensors =
         SafeTensors::deserialize(bytes).map_err(|e| InferError::Safetensors(e.to_string()))?;
     let mut reader = Reader { tensors: &tensors, used: HashSet::new() };
+    let layout = NetLayout::of(config);
 
-    let filters = config.filters;
-    let stem = reader.conv_bn("stem", config.input_planes(), filters, 3)?;
-    let mut tower = Vec::with_capacity(config.blocks);
-    for i in 0..config.blocks {
-        let prefix = format!("tower.{i}");
-        let first = reader.conv_bn(&format!("{prefix}.first"), filters, filters, 3)?;
-        let second = reader.conv_bn(&format!("{prefix}.second"), filters, filters, 3)?;
-        let se = match config.se_hidden() {
-            Some(hidden) => Some(SeWeights {
-                squeeze: reader.dense(&format!("{prefix}.se.squeeze"), filters, hidden)?,
-                excite: reader.dense(&format!("{prefix}.se.excite"), hidden, 2 * filters)?,
-            }),
+    let stem = reader.conv(&layout.stem)?;
+    let mut tower = Vec::with_capacity(layout.tower.len());
+    for block in &layout.tower {
+        let first = reader.conv(&block.first)?;
+        let second = reader.conv(&block.second)?;
+        let se = match &block.se {
+            Some((squeeze, excite)) => {
+                Some(SeWeights { squeeze: reader.dense(squeeze)?, excite: reader.dense(excite)? })
+            }
             None => None,
         };
         tower.push(BlockWeights { first, second, se });
     }
-    let policy_conv = reader.conv_bn("policy_conv", filters, filters, 3)?;
-    let mut policy_out =
-        reader.conv_with_bias("policy_out", filters, config.policy_out_planes(), 1)?;
+    let policy_conv = reader.conv(&layout.policy_conv)?;
+    let mut policy_out = reader.conv(&layout.policy_out)?;
     // The opponent-policy planes (a training target) are not computed.
+    let filters = config.filters;
     policy_out.weight.truncate(POLICY_PLANES * filters);
     policy_out.bias.truncate(POLICY_PLANES);
     policy_out.c_out = POLICY_PLANES;
-    let value_conv = reader.conv_bn("value_conv", filters, config.value_channels, 1)?;
-    let value_hidden =
-        reader.dense("value_hidden", config.value_channels * 64, config.value_hidden)?;
-    let value_out = reader.dense("value_out", config.value_hidden, 3)?;
+    let value_conv = reader.conv(&layout.value_conv)?;
+    let value_hidden = reader.dense(&layout.value_hidden)?;
+    let value_out = reader.dense(&layout.value_out)?;
 
     let mut unused: Vec<&str> =
         tensors.names().into_iter().filter(|name| !reader.used.contains(*name)).collect();
@@ -115,8 +113,9 @@ struct Reader<'a, 'data> {
 }
 
 impl Reader<'_, '_> {
-    /// The tensor `name` as f32 values, checked against `shape`.
-    fn tensor(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, InferError> {
+    /// The tensor `spec` as f32 values, checked against its shape.
+    fn tensor(&mut self, spec: &TensorSpec) -> Result<Vec<f32>, InferError> {
+        let (name, shape) = (spec.name.as_str(), spec.shape.as_slice());
         let view =
             self.tensors.tensor(name).map_err(|_| InferError::MissingTensor(name.to_string()))?;
         if view.dtype() != Dtype::F32 {
@@ -138,7 +137,7 @@ impl Reader<'_, '_> {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        if values.len() != shape.iter().product::<usize>() {
+        if values.len() != spec.len() {
             return Err(InferError::Safetensors(format!(
                 "tensor {name} has the wrong byte length"
             )));
@@ -150,58 +149,52 @@ impl Reader<'_, '_> {
         Ok(values)
     }
 
-    /// `{prefix}.conv.weight` followed by batch norm `{prefix}.norm.*`, folded.
-    fn conv_bn(
-        &mut self,
-        prefix: &str,
-        c_in: usize,
-        c_out: usize,
-        kernel: usize,
-    ) -> Result<ConvWeights, InferError> {
-        let mut weight =
-            self.tensor(&format!("{prefix}.conv.weight"), &[c_out, c_in, kernel, kernel])?;
-        let gamma = self.tensor(&format!("{prefix}.norm.gamma"), &[c_out])?;
-        let beta = self.tensor(&format!("{prefix}.norm.beta"), &[c_out])?;
-        let mean = self.tensor(&format!("{prefix}.norm.running_mean"), &[c_out])?;
-        let var_name = format!("{prefix}.norm.running_var");
-        let var = self.tensor(&var_name, &[c_out])?;
-        if var.iter().any(|&v| v < 0.0) {
-            return Err(InferError::NonFinite(var_name));
-        }
-        let per_output = c_in * kernel * kernel;
-        let mut bias = vec![0.0f32; c_out];
-        for o in 0..c_out {
-            let scale = f64::from(gamma[o]) / (f64::from(var[o]) + BATCH_NORM_EPSILON).sqrt();
-            for w in &mut weight[o * per_output..(o + 1) * per_output] {
-                *w = (f64::from(*w) * scale) as f32;
+    /// A convolution: with its batch norm folded in (conv-bn), or with its own bias.
+    fn conv(&mut self, layer: &Layer) -> Result<ConvWeights, InferError> {
+        let specs = layer.tensors();
+        match layer.kind {
+            LayerKind::ConvBn { c_in, c_out, kernel } => {
+                // conv.weight, norm.gamma, norm.beta, norm.running_mean, norm.running_var.
+                let mut weight = self.tensor(&specs[0])?;
+                let gamma = self.tensor(&specs[1])?;
+                let beta = self.tensor(&specs[2])?;
+                let mean = self.tensor(&specs[3])?;
+                let var = self.tensor(&specs[4])?;
+                if var.iter().any(|&v| v < 0.0) {
+                    return Err(InferError::NonFinite(specs[4].name.clone()));
+                }
+                let per_output = c_in * kernel * kernel;
+                let mut bias = vec![0.0f32; c_out];
+                for o in 0..c_out {
+                    let scale =
+                        f64::from(gamma[o]) / (f64::from(var[o]) + BATCH_NORM_EPSILON).sqrt();
+                    for w in &mut weight[o * per_output..(o + 1) * per_output] {
+                        *w = (f64::from(*w) * scale) as f32;
+                    }
+                    bias[o] = (f64::from(beta[o]) - f64::from(mean[o]) * scale) as f32;
+                }
+                Ok(ConvWeights { c_in, c_out, weight, bias })
             }
-            bias[o] = (f64::from(beta[o]) - f64::from(mean[o]) * scale) as f32;
+            LayerKind::ConvBias { c_in, c_out, .. } => {
+                let weight = self.tensor(&specs[0])?;
+                let bias = self.tensor(&specs[1])?;
+                Ok(ConvWeights { c_in, c_out, weight, bias })
+            }
+            LayerKind::Dense { .. } => Err(InferError::Safetensors(format!(
+                "layer {} is dense, not a convolution",
+                layer.name
+            ))),
         }
-        Ok(ConvWeights { c_in, c_out, weight, bias })
     }
 
-    /// A convolution with its own bias (`{prefix}.weight`, `{prefix}.bias`).
-    fn conv_with_bias(
-        &mut self,
-        prefix: &str,
-        c_in: usize,
-        c_out: usize,
-        kernel: usize,
-    ) -> Result<ConvWeights, InferError> {
-        let weight = self.tensor(&format!("{prefix}.weight"), &[c_out, c_in, kernel, kernel])?;
-        let bias = self.tensor(&format!("{prefix}.bias"), &[c_out])?;
-        Ok(ConvWeights { c_in, c_out, weight, bias })
-    }
-
-    /// A linear layer (`{prefix}.weight [d_in, d_out]`, `{prefix}.bias [d_out]`).
-    fn dense(
-        &mut self,
-        prefix: &str,
-        d_in: usize,
-        d_out: usize,
-    ) -> Result<DenseWeights, InferError> {
-        let weight = self.tensor(&format!("{prefix}.weight"), &[d_in, d_out])?;
-        let bias = self.tensor(&format!("{prefix}.bias"), &[d_out])?;
+    /// A linear layer (`weight [d_in, d_out]`, `bias [d_out]`).
+    fn dense(&mut self, layer: &Layer) -> Result<DenseWeights, InferError> {
+        let LayerKind::Dense { d_in, d_out } = layer.kind else {
+            return Err(InferError::Safetensors(format!("layer {} is not dense", layer.name)));
+        };
+        let specs = layer.tensors();
+        let weight = self.tensor(&specs[0])?;
+        let bias = self.tensor(&specs[1])?;
         Ok(DenseWeights { d_in, d_out, weight, bias })
     }
 }

@@ -5,6 +5,8 @@
 //!
 //! - [`NetConfig`]: the architecture as data (residual tower, optional squeeze-excitation,
 //!   convolutional policy head, WDL value head) with the `tiny` and `default_size` presets.
+//! - [`layout`]: the stored tensors (names, shapes, order) of a config's net, the one
+//!   description the Burn record, the CPU inference, the CPU trainer and the export follow.
 //! - [`Net`] (`model`): the Burn module and its `forward`, with shapes on every tensor line.
 //! - [`DeviceKind`] (`device`): `cpu` (Burn's `flex` backend), `cuda` and `wgpu` (features of
 //!   the same names).
@@ -23,6 +25,7 @@ pub mod config;
 pub mod device;
 pub mod evaluator;
 pub mod export;
+pub mod layout;
 pub mod model;
 
 pub use burn;
@@ -34,4 +37,5 @@ pub use config::{ConfigError, FieldDifference, MAX_WEIGHT_BYTES, NetConfig, huma
 pub use device::{DeviceError, DeviceKind, check_device, device_name};
 pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator};
 pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx};
+pub use layout::{Layer, LayerKind, NetLayout, TensorRole, TensorSpec};
 pub use model::{Net, NetOutput};

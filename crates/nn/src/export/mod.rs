@@ -34,6 +34,7 @@ use burn::nn::{BatchNorm, Linear};
 use burn::tensor::{Device, Tensor, TensorData};
 use prost::Message;
 
+use crate::layout::NetLayout;
 use crate::model::{ConvBn, Net, SqueezeExcitation};
 use onnx::tensor_proto::DataType;
 use onnx::tensor_shape_proto::{Dimension, dimension};
@@ -141,32 +142,39 @@ pub fn to_onnx_model(net: &Net, info: &ExportInfo) -> Result<ModelProto, ExportE
     let planes = config.input_planes();
     let mut graph = GraphBuilder::default();
 
-    let mut x = graph.conv_bn("stem", &net.stem, INPUT_NAME)?;
-    x = graph.node("Relu", "stem/relu", &[&x], vec![]);
-    for (i, block) in net.tower.iter().enumerate() {
+    // Layer names (and so initializer names) are the stored tensors' (`crate::layout`).
+    let layout = NetLayout::of(&config);
+    let mut x = graph.conv_bn(&layout.stem.name, &net.stem, INPUT_NAME)?;
+    x = graph.node("Relu", &format!("{}/relu", layout.stem.name), &[&x], vec![]);
+    for (i, (block, names)) in net.tower.iter().zip(&layout.tower).enumerate() {
         let name = format!("tower.{i}");
-        let y = graph.conv_bn(&format!("{name}.first"), &block.first, &x)?;
+        let y = graph.conv_bn(&names.first.name, &block.first, &x)?;
         let y = graph.node("Relu", &format!("{name}/relu1"), &[&y], vec![]);
-        let mut y = graph.conv_bn(&format!("{name}.second"), &block.second, &y)?;
-        if let Some(se) = &block.se {
-            y = graph.squeeze_excitation(&format!("{name}.se"), se, &y)?;
+        let mut y = graph.conv_bn(&names.second.name, &block.second, &y)?;
+        if let (Some(se), Some((squeeze, _))) = (&block.se, &names.se) {
+            // `tower.{i}.se`: its two dense layers are `.squeeze` and `.excite`.
+            let prefix = squeeze.name.strip_suffix(".squeeze").unwrap_or(&squeeze.name);
+            y = graph.squeeze_excitation(prefix, se, &y)?;
         }
         let sum = graph.node("Add", &format!("{name}/skip"), &[&y, &x], vec![]);
         x = graph.node("Relu", &format!("{name}/relu2"), &[&sum], vec![]);
     }
 
-    let p = graph.conv_bn("policy_conv", &net.policy_conv, &x)?;
-    let p = graph.node("Relu", "policy_conv/relu", &[&p], vec![]);
+    let policy_conv = layout.policy_conv.name.as_str();
+    let p = graph.conv_bn(policy_conv, &net.policy_conv, &x)?;
+    let p = graph.node("Relu", &format!("{policy_conv}/relu"), &[&p], vec![]);
     // The opponent-policy planes (a training target) are left out.
-    let p = graph.conv_planes("policy_out", &net.policy_out, None, &p, POLICY_PLANES)?; // [B, 73, 8, 8]
+    let p = graph.conv_planes(&layout.policy_out.name, &net.policy_out, None, &p, POLICY_PLANES)?; // [B, 73, 8, 8]
     graph.node("Flatten", POLICY_OUTPUT, &[&p], vec![int_attr("axis", 1)]); // [B, 4672]
 
-    let v = graph.conv_bn("value_conv", &net.value_conv, &x)?; // [B, C, 8, 8]
-    let v = graph.node("Relu", "value_conv/relu", &[&v], vec![]);
+    let value_conv = layout.value_conv.name.as_str();
+    let v = graph.conv_bn(value_conv, &net.value_conv, &x)?; // [B, C, 8, 8]
+    let v = graph.node("Relu", &format!("{value_conv}/relu"), &[&v], vec![]);
     let v = graph.node("Flatten", "value/flatten", &[&v], vec![int_attr("axis", 1)]); // [B, C*64]
-    let v = graph.linear("value_hidden", &net.value_hidden, &v, "value_hidden/gemm")?; // [B, H]
-    let v = graph.node("Relu", "value_hidden/relu", &[&v], vec![]);
-    graph.linear("value_out", &net.value_out, &v, WDL_OUTPUT)?; // [B, 3]
+    let hidden = layout.value_hidden.name.as_str();
+    let v = graph.linear(hidden, &net.value_hidden, &v, &format!("{hidden}/gemm"))?; // [B, H]
+    let v = graph.node("Relu", &format!("{hidden}/relu"), &[&v], vec![]);
+    graph.linear(&layout.value_out.name, &net.value_out, &v, WDL_OUTPUT)?; // [B, 3]
 
     let batch = || Dimension {
         denotation: String::new(),
