@@ -6,8 +6,9 @@
 use crate::config::{Config, ConfigFile};
 use crate::fsutil;
 use crate::models::NetLoader;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use atomzero_eval::{GateConfig, MatchConfig, Openings, PlayerSpec, SprtConfig, gate, run_match};
+use atomzero_run::promotion::{Models, Part};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -156,25 +157,36 @@ pub struct GateArgs {
     config: Option<PathBuf>,
 }
 
-/// Moves `candidate` (and its sidecar) to the next free `NNNNNN.safetensors` of `dir` and
-/// points `dir/best.json` at it. Returns the new path.
+/// Promotes `candidate` (and its sidecar) as the next free `NNNNNN.safetensors` of `dir` and
+/// points `dir/best.json` at it, the way a run promotes ([`atomzero_run::promotion`]: created
+/// once, the pointer moved by compare-and-swap); then removes the candidate's files. Returns
+/// the new path.
 pub fn promote(candidate: &Path, dir: &Path) -> Result<PathBuf> {
-    let next = std::fs::read_dir(dir)?
+    let next = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             e.file_name().to_string_lossy().strip_suffix(".safetensors")?.parse::<u64>().ok()
         })
         .max()
         .map_or(0, |n| n + 1);
-    let target = dir.join(format!("{next:06}.safetensors"));
+    let name = format!("{next:06}");
     let sidecar = atomzero_nn::sidecar_path(candidate);
-    // Sidecar first, weights second: a reader that sees the weights finds their sidecar.
-    std::fs::rename(&sidecar, atomzero_nn::sidecar_path(&target))?;
-    std::fs::rename(candidate, &target)?;
-    let best =
-        format!("{{\"best\": \"{}\"}}\n", target.file_name().unwrap_or_default().to_string_lossy());
-    fsutil::write_atomic(&dir.join("best.json"), best.as_bytes())?;
-    Ok(target)
+    let store = atomzero_store::open(&dir.display().to_string())?;
+    Models::at_root(&store).promote(&name, |part| {
+        let path = match part {
+            Part::Weights => candidate,
+            Part::Sidecar => sidecar.as_path(),
+        };
+        std::fs::read(path).map_err(|source| atomzero_run::RunError::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    })?;
+    for path in [sidecar.as_path(), candidate] {
+        std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+    }
+    Ok(dir.join(format!("{name}.safetensors")))
 }
 
 pub fn run_gate(args: GateArgs) -> Result<()> {

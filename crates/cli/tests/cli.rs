@@ -791,3 +791,62 @@ fn analyse_annotates_a_pgn_from_a_file_or_stdin_and_rejects_bad_input() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn gate_promotes_a_candidate_the_way_a_run_does_and_stops_at_a_bad_pointer() {
+    // Two games at one playout with the shipped net on both sides and threshold 0: the gate
+    // passes, and the candidate becomes the next NNNNNN of the best network's directory.
+    let dir = temp_dir("gate");
+    let models = dir.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../nets/atomic");
+    let copy = |to: &std::path::Path| {
+        std::fs::copy(format!("{shipped}.safetensors"), to.with_extension("safetensors")).unwrap();
+        std::fs::copy(format!("{shipped}.json"), to.with_extension("json")).unwrap();
+    };
+    copy(&models.join("000000"));
+    let candidate = dir.join("candidate.safetensors");
+    let gate = |candidate: &std::path::Path| {
+        atomzero(&[
+            "gate",
+            "--candidate",
+            candidate.to_str().unwrap(),
+            "--best",
+            models.join("000000.safetensors").to_str().unwrap(),
+            "--games",
+            "2",
+            "--nodes",
+            "1",
+            "--threshold",
+            "0",
+        ])
+    };
+    copy(&candidate);
+    let o = gate(&candidate);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let promoted = models.join("000001.safetensors");
+    assert!(stdout(&o).contains(&format!("promoted: {}", promoted.display())), "{}", stdout(&o));
+    assert_eq!(
+        std::fs::read(&promoted).unwrap(),
+        std::fs::read(format!("{shipped}.safetensors")).unwrap()
+    );
+    assert!(models.join("000001.json").is_file());
+    assert!(!candidate.exists() && !candidate.with_extension("json").exists());
+    assert_eq!(
+        std::fs::read_to_string(models.join("best.json")).unwrap(),
+        "{\"best\": \"000001.safetensors\"}\n"
+    );
+
+    // A pointer that is not JSON: the gate names it and neither promotes nor loses the
+    // candidate.
+    std::fs::write(models.join("best.json"), "garbage").unwrap();
+    copy(&candidate);
+    let o = gate(&candidate);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("best.json") && stderr(&o).contains("not valid JSON"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(candidate.exists() && !models.join("000002.safetensors").exists());
+}

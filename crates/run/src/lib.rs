@@ -11,6 +11,9 @@
 //! - [`trainer`]: the generation loop: self-play (in this process, or from workers) → train →
 //!   gate → promote → evaluate → summary line; resumable at any point.
 //! - [`worker`]: a self-play worker that uploads shards for a trainer elsewhere.
+//! - [`promotion`]: a network becomes the best one (the trainer's and `atomzero gate`'s).
+//! - [`gauntlet`]: `atomzero gauntlet`'s driver (networks of runs against a ladder and each
+//!   other).
 //! - [`manifest`]: which workers' shards each generation counted (each shard exactly once).
 //! - [`games`]: self-play into shards with a tally; [`models`]: networks as evaluators.
 //! - [`records`]: results, log and timeline files; [`report`]: the summary line.
@@ -19,10 +22,12 @@
 pub mod config;
 pub mod error;
 pub mod games;
+pub mod gauntlet;
 pub mod layout;
 pub mod manifest;
 pub mod models;
 pub mod observer;
+pub mod promotion;
 pub mod records;
 pub mod report;
 pub mod state;

@@ -4,7 +4,7 @@
 //! (`log.txt`) and the timeline (`timeline.jsonl`, format [`TIMELINE_FORMAT`]).
 
 use crate::error::{Result, RunError};
-use atomzero_eval::{ResultsLine, read_results};
+use atomzero_eval::{MatchResult, ResultsLine, read_results};
 use atomzero_store::{PutMode, Store};
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +59,46 @@ pub fn append_result_once(store: &Store, key: &str, line: &ResultsLine) -> Resul
 /// The result recorded under `label` in `key`, if any.
 pub fn find_result(store: &Store, key: &str, label: &str) -> Result<Option<ResultsLine>> {
     Ok(read_results_at(store, key)?.into_iter().find(|l| l.label.as_deref() == Some(label)))
+}
+
+/// What [`labelled_match`] found or played.
+#[derive(Debug)]
+pub enum Labelled {
+    /// Recorded earlier under the label: not replayed.
+    Recorded(ResultsLine),
+    /// Played now and appended under the label.
+    Played(ResultsLine, Box<MatchResult>),
+    /// Played now and interrupted: nothing recorded.
+    Interrupted,
+}
+
+impl Labelled {
+    /// The recorded line (`None` if interrupted).
+    pub fn line(&self) -> Option<&ResultsLine> {
+        match self {
+            Labelled::Recorded(line) | Labelled::Played(line, _) => Some(line),
+            Labelled::Interrupted => None,
+        }
+    }
+}
+
+/// One labelled match (the trainer's evaluation against a baseline, a gauntlet's pairing):
+/// the line recorded under `label` in `key` if there is one, so a match is never played twice;
+/// else the match `play` plays (`None`: interrupted, nothing recorded), appended under the
+/// label once finished.
+pub fn labelled_match(
+    store: &Store,
+    key: &str,
+    label: &str,
+    play: impl FnOnce() -> Result<Option<MatchResult>>,
+) -> Result<Labelled> {
+    if let Some(line) = find_result(store, key, label)? {
+        return Ok(Labelled::Recorded(line));
+    }
+    let Some(result) = play()? else { return Ok(Labelled::Interrupted) };
+    let line = ResultsLine::from_match(&result, Some(label));
+    append_result_once(store, key, &line)?;
+    Ok(Labelled::Played(line, Box::new(result)))
 }
 
 /// Format version of `timeline.jsonl` lines.

@@ -4,7 +4,8 @@
 //! corrupting them.
 
 use crate::error::{Result, RunError};
-use crate::layout::{BEST, STATE, model_key};
+use crate::layout::STATE;
+use crate::promotion::Models;
 use atomzero_eval::ResultsLine;
 use atomzero_store::{PutMode, Store, Version};
 use serde::{Deserialize, Serialize};
@@ -137,33 +138,13 @@ pub fn save_state(store: &Store, state: &RunState, version: Option<&Version>) ->
 }
 
 /// The best network's name (`000003`) and the pointer's version. The pointer must name a
-/// network that exists.
+/// network of the run ([`Models::read_best`]).
 pub fn read_best(store: &Store) -> Result<Option<(String, Version)>> {
-    let Some(object) = store.get(BEST)? else { return Ok(None) };
-    let corrupt = |reason: String| RunError::Corrupt { location: store.describe(BEST), reason };
-    let value: serde_json::Value =
-        serde_json::from_slice(&object.bytes).map_err(|_| corrupt("not valid JSON".into()))?;
-    let file = value
-        .get("best")
-        .and_then(|v| v.as_str())
-        .ok_or_else(|| corrupt("no \"best\" entry".into()))?;
-    let name = file.strip_suffix(".safetensors").unwrap_or(file).to_string();
-    if atomzero_store::check_key(&model_key(&name)).is_err() {
-        return Err(corrupt(format!("names '{file}', not a network of this run")));
-    }
-    Ok(Some((name, object.version)))
+    Models::of_run(store).read_best()
 }
 
 /// Points `best.json` at `name` if the pointer is still at `version` (`None`: if there is
 /// none).
 pub fn write_best(store: &Store, name: &str, version: Option<&Version>) -> Result<Version> {
-    let text = format!("{{\"best\": \"{name}.safetensors\"}}\n");
-    let mode = match version {
-        Some(v) => PutMode::Replace(v.clone()),
-        None => PutMode::Create,
-    };
-    store.put(BEST, text.as_bytes(), mode).map_err(|e| match e {
-        atomzero_store::StoreError::Exists { location } => RunError::AnotherTrainer { location },
-        e => e.into(),
-    })
+    Models::of_run(store).write_best(name, version)
 }
