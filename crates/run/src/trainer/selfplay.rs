@@ -239,13 +239,16 @@ impl Generations<'_> {
         };
         let mut tally = Tally::default();
         for s in &manifest.shards {
-            tally.games += s.games;
-            tally.plies += s.plies;
-            tally.targets += s.targets;
-            tally.white_wins += s.white_wins;
-            tally.draws += s.draws;
-            tally.black_wins += s.black_wins;
-            tally.merge(&Tally { removals: s.removals.clone(), ..Tally::default() });
+            tally.merge(&Tally {
+                games: s.games,
+                plies: s.plies,
+                targets: s.targets,
+                white_wins: s.white_wins,
+                draws: s.draws,
+                black_wins: s.black_wins,
+                removals: s.removals.clone(),
+                ..Tally::default()
+            });
         }
         report.selfplay_secs = manifest.wait_secs;
         report.workers = Some(
