@@ -12,6 +12,8 @@
 //! - [`gumbel`]: Gumbel root search with sequential halving and the improved policy
 //!   (`softmax(logit + σ(completed Q))`) as the training target, as an alternative to PUCT
 //!   at the root (`SearchConfig::gumbel`).
+//! - [`cache`]: evaluations kept by position, so a transposition or the next move's search
+//!   does not ask the network again (lc0's NNCache).
 //! - [`lcb`]: the move to play by lower confidence bound (`SearchConfig::lcb_stdevs`).
 //! - [`mate`]: the exact distance of a proven win or loss (`score mate N`), by a small
 //!   search on the rules.
@@ -21,6 +23,7 @@
 //! knows nothing of the variant's beliefs.
 
 pub mod alphabeta;
+pub mod cache;
 pub mod config;
 pub mod evaluator;
 pub mod gumbel;
@@ -32,6 +35,7 @@ pub mod search;
 pub mod tactics;
 pub mod tree;
 
+pub use cache::{CacheStats, EvalCache};
 pub use config::{GumbelConfig, SearchConfig};
 pub use evaluator::{
     EvalRequest, Evaluation, Evaluations, Evaluator, PolicyTemperature, RandomEvaluator,

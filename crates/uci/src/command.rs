@@ -14,8 +14,9 @@ use std::fmt;
 pub enum Command {
     /// `uci`: identify and list the options.
     Uci,
-    /// `debug on|off`: accepted and ignored.
-    Debug,
+    /// `debug on|off` (`debug` alone is on): with it on, each search ends with an `info
+    /// string` of the evaluation cache's hits.
+    Debug(bool),
     /// `isready`.
     IsReady,
     /// `setoption name <name> [value <value>]`.
@@ -225,7 +226,7 @@ pub fn parse(line: &str) -> Result<Option<Parsed>, CommandError> {
     let args = &tokens[start + 1..];
     let command = match name {
         "uci" => Command::Uci,
-        "debug" => Command::Debug,
+        "debug" => Command::Debug(args.first().is_none_or(|(_, t)| *t != "off")),
         "isready" => Command::IsReady,
         "register" => Command::Register,
         "ucinewgame" => Command::UciNewGame,
@@ -402,8 +403,9 @@ mod tests {
         assert!(matches!(parse("position fen"), Err(CommandError::MissingArgument { .. })));
         assert!(matches!(parse("setoption value 3"), Err(CommandError::MissingArgument { .. })));
         let parsed = parse("joho debug on").unwrap().unwrap();
-        assert_eq!(parsed.command, Command::Debug);
+        assert_eq!(parsed.command, Command::Debug(true));
         assert_eq!(parsed.warnings.len(), 1);
+        assert_eq!(parse("debug off").unwrap().unwrap().command, Command::Debug(false));
         let parsed = parse("go nodes lots movetime 100 wibble").unwrap().unwrap();
         let Command::Go(go) = parsed.command else { panic!() };
         assert_eq!((go.nodes, go.movetime), (None, Some(100)));

@@ -22,7 +22,7 @@ use crate::limits::SearchLimits;
 use crate::options::{OptionId, Options};
 use crate::output::Output;
 use crate::worker::{self, Job, SharedEvaluator, Signal};
-use atomzero_mcts::{Search, SearchConfig, UniformEvaluator};
+use atomzero_mcts::{EvalCache, Search, SearchConfig, UniformEvaluator};
 use atomzero_rules::{CastlingMode, Game, Move, Position};
 use std::fmt;
 use std::io::{self, BufRead};
@@ -207,6 +207,11 @@ pub struct Engine {
     /// The (path, threads) the current evaluator was loaded for (`None`: no model wanted).
     loaded_for: Option<(PathBuf, u64)>,
     model: Option<LoadedModel>,
+    /// The evaluation cache in front of the model's evaluator (`NNCacheSize` > 0): kept from
+    /// one `go` to the next, emptied with a new model or size.
+    cache: Option<Arc<EvalCache<SharedEvaluator>>>,
+    /// `debug on`: searches report the evaluation cache's hits.
+    debug: bool,
     /// The model in use (or the fallback) was named in an `info string` at a `go`.
     announced: bool,
     game: Game,
@@ -239,6 +244,8 @@ impl Engine {
             output,
             loaded_for: None,
             model: None,
+            cache: None,
+            debug: false,
             announced: false,
             game,
             position_set: false,
@@ -288,7 +295,8 @@ impl Engine {
                 }
                 self.output.line("uciok");
             }
-            Command::Debug | Command::Register => {}
+            Command::Debug(on) => self.debug = on,
+            Command::Register => {}
             Command::IsReady => {
                 if !self.is_searching() {
                     self.sync_model();
@@ -448,6 +456,7 @@ impl Engine {
         }
         self.loaded_for = wanted.clone();
         self.model = None;
+        self.cache = None;
         self.previous = None;
         self.announced = false;
         let Some((path, threads)) = wanted else { return };
@@ -456,6 +465,26 @@ impl Engine {
             Ok(model) => self.model = Some(model),
             Err(e) => self.error(&format!("cannot load model '{}': {e}", path.display())),
         }
+    }
+
+    /// The evaluation cache for the next search: the one kept since the last, a new one if the
+    /// model or `NNCacheSize` changed, `None` without a model or with `NNCacheSize` 0. The
+    /// cache sits under `PolicyTemperature`: it keeps the network's own priors.
+    fn sync_cache(&mut self) -> Option<Arc<EvalCache<SharedEvaluator>>> {
+        let Some(model) = &self.model else {
+            self.cache = None;
+            return None;
+        };
+        let entries = usize::try_from(self.options.nn_cache_size).unwrap_or(usize::MAX);
+        if entries == 0 {
+            self.cache = None;
+            return None;
+        }
+        let fits = self.cache.as_ref().is_some_and(|c| c.capacity() == entries.next_power_of_two());
+        if !fits {
+            self.cache = Some(Arc::new(EvalCache::new(Arc::clone(&model.evaluator), entries)));
+        }
+        self.cache.clone()
     }
 
     /// The search settings: the engine's, with the `CPuct`, `FpuReduction`,
@@ -536,11 +565,18 @@ impl Engine {
             };
             self.output.info_string(&message);
         }
+        let cache = self.sync_cache();
         let (evaluator, search_config): (SharedEvaluator, SearchConfig) = match &self.model {
-            Some(model) => (
-                self.options.tempered(Arc::clone(&model.evaluator)),
-                SearchConfig { history: model.history, ..self.search_config() },
-            ),
+            Some(model) => {
+                let network: SharedEvaluator = match &cache {
+                    Some(cache) => Arc::clone(cache) as SharedEvaluator,
+                    None => Arc::clone(&model.evaluator),
+                };
+                (
+                    self.options.tempered(network),
+                    SearchConfig { history: model.history, ..self.search_config() },
+                )
+            }
             None => (Arc::new(UniformEvaluator), self.search_config()),
         };
         if go.mate.is_some() {
@@ -574,6 +610,7 @@ impl Engine {
             info_interval: self.config.info_interval,
             output: self.output.clone(),
             answered: Arc::clone(&answered),
+            cache: cache.filter(|_| self.debug),
         };
         let (sender, receiver) = mpsc::channel();
         let spawned = thread::Builder::new()

@@ -13,7 +13,8 @@ use crate::output::Output;
 use crate::report::{self, MateCache, Progress};
 use atomzero_mcts::alphabeta::AlphaBeta;
 use atomzero_mcts::{
-    EvalRequest, Evaluations, Evaluator, Leaf, MateLimits, Proven, Search, UniformEvaluator,
+    CacheStats, EvalCache, EvalRequest, Evaluations, Evaluator, Leaf, MateLimits, Proven, Search,
+    UniformEvaluator,
 };
 use atomzero_rules::{Move, Position};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -68,6 +69,9 @@ pub(crate) struct Job {
     /// Set just before `bestmove` is written: from then on the search is over for the
     /// protocol, and the thread only returns its tree.
     pub answered: Arc<AtomicBool>,
+    /// The evaluation cache behind `evaluator` (the `NNCacheSize` option) when `debug on`:
+    /// this search reports its hits in an `info string` before `bestmove`.
+    pub cache: Option<Arc<EvalCache<SharedEvaluator>>>,
 }
 
 /// The signal state of a running search.
@@ -130,7 +134,9 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
         info_interval,
         output,
         answered,
+        cache,
     } = job;
+    let cache_before = cache.as_ref().map(|c| c.stats());
     let mut mates = MateCache::new(mate_limits(&limits));
     let root = *search.root_position();
     let legal = root.legal_moves();
@@ -218,6 +224,9 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
             {
                 output.line(&line);
             }
+            if let (Some(cache), Some(before)) = (&cache, cache_before) {
+                output.info_string(&cache_line(cache.stats(), before));
+            }
             answered.store(true, Ordering::Release);
             answer(&output, &root, &legal, search.best_move(), &search.pv(2));
             Some(search)
@@ -234,6 +243,21 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
             None
         }
     }
+}
+
+/// `nncache hits H of L lookups (x.x%)`: the cache's work in this search, from its counters
+/// `now` and `before` it.
+fn cache_line(now: CacheStats, before: CacheStats) -> String {
+    let search = CacheStats {
+        lookups: now.lookups.saturating_sub(before.lookups),
+        hits: now.hits.saturating_sub(before.hits),
+    };
+    format!(
+        "nncache hits {} of {} lookups ({:.1}%)",
+        search.hits,
+        search.lookups,
+        100.0 * search.hit_rate()
+    )
 }
 
 /// Alpha-beta nodes per playout the search would have made in the same time (the alpha-beta

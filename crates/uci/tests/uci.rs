@@ -634,6 +634,8 @@ fn minibatch_size_bounds_the_batches_handed_to_the_network() {
     let loader = move |_: &Path, _: usize| Ok(LoadedModel::new(shared.clone()));
     let mut h = Harness::with(EngineConfig::default(), loader);
     h.send("setoption name Model value batches");
+    // The search's batches as gathered: no cache answering part of them.
+    h.send("setoption name NNCacheSize value 0");
     for (size, nodes) in [(3, 300), (64, 2000)] {
         batches.0.store(0, std::sync::atomic::Ordering::Relaxed);
         h.send(&format!("setoption name MinibatchSize value {size}"));
@@ -650,6 +652,62 @@ fn minibatch_size_bounds_the_batches_handed_to_the_network() {
     h.send("isready");
     h.until(HANG, |l| l == "readyok");
     assert_eq!(h.engine.options().minibatch_size, 1, "clamped into its range");
+}
+
+#[test]
+fn the_evaluation_cache_answers_a_search_seen_before() {
+    let batches = Arc::new(Batches(0.into()));
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    struct Counted(Arc<Batches>, Arc<std::sync::atomic::AtomicUsize>);
+    impl Evaluator for Counted {
+        fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+            self.1.fetch_add(requests.len(), std::sync::atomic::Ordering::Relaxed);
+            self.0.evaluate(requests)
+        }
+    }
+    let (b, a) = (Arc::clone(&batches), Arc::clone(&asked));
+    let loader =
+        move |_: &Path, _: usize| Ok(LoadedModel::new(Arc::new(Counted(b.clone(), a.clone()))));
+    let mut h = Harness::with(EngineConfig::default(), loader);
+    let asked_now = || asked.load(std::sync::atomic::Ordering::Relaxed);
+    h.send("setoption name Model value counted");
+    h.send("debug on");
+    let search = |h: &mut Harness| {
+        h.send("ucinewgame");
+        h.send("position startpos moves e2e4");
+        h.send("go nodes 400");
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        let cache: Vec<String> =
+            info_strings(&lines).into_iter().filter(|l| l.contains("nncache")).cloned().collect();
+        (mv, cache)
+    };
+    let (first, report) = search(&mut h);
+    let asked_first = asked_now();
+    assert!(asked_first > 0);
+    assert_eq!(report.len(), 1, "{report:?}");
+    // The second search, without the tree (a new game) but with the cache, asks the
+    // network nothing and plays the same move.
+    let (second, report) = search(&mut h);
+    assert_eq!(second, first);
+    assert_eq!(asked_now(), asked_first, "{report:?}");
+    let words: Vec<&str> = report[0].split_whitespace().collect();
+    // info string nncache hits H of L lookups (100.0%)
+    assert_eq!(words[4], words[6], "every lookup a hit: {report:?}");
+    assert!(report[0].ends_with("(100.0%)"), "{report:?}");
+    // Without the cache the network is asked again, and nothing is reported.
+    h.send("setoption name NNCacheSize value 0");
+    let (third, report) = search(&mut h);
+    assert_eq!(third, first);
+    // (it asks every lookup of the first search, its hits included)
+    assert!(asked_now() - asked_first >= asked_first, "{asked_first} then {}", asked_now());
+    assert!(report.is_empty(), "{report:?}");
+    // With it back and `debug off`, the cache works and says nothing.
+    h.send("setoption name NNCacheSize value 1000");
+    h.send("debug off");
+    let (fourth, report) = search(&mut h);
+    assert_eq!(fourth, first);
+    assert!(report.is_empty(), "{report:?}");
 }
 
 #[test]
