@@ -89,15 +89,7 @@ pub fn run(
     for (name, config) in configs {
         let (name, config) = (*name, config.clone());
         let flops = config.flops_per_position() as f64;
-        writeln!(
-            out,
-            "{name}: {} blocks x {} filters, SE ratio {}, {} input planes: {:.1} MFLOP/position",
-            config.blocks,
-            config.filters,
-            config.se_ratio,
-            config.input_planes(),
-            flops / 1e6
-        )?;
+        write_header(out, name, &config)?;
         device.seed(7);
         let net = config.init(&device).context("net")?.valid();
         let infer = InferNet::from_net(&net).context("atomzero-infer")?;
@@ -470,15 +462,7 @@ pub fn run_device(
     let window = ReplayWindow::from_games(games.clone());
     for (name, config) in configs {
         let flops = config.flops_per_position() as f64;
-        writeln!(
-            out,
-            "{name}: {} blocks x {} filters, SE ratio {}, {} input planes: {:.1} MFLOP/position",
-            config.blocks,
-            config.filters,
-            config.se_ratio,
-            config.input_planes(),
-            flops / 1e6
-        )?;
+        write_header(out, name, config)?;
         device.seed(7);
         let net = config.init(&device).context("net")?.valid();
         let planes = config.input_planes();
@@ -542,4 +526,17 @@ pub fn run_device(
         }
     }
     Ok(())
+}
+
+/// The line that opens a net's rows: its shape and work per position.
+fn write_header(out: &mut dyn Write, name: &str, config: &NetConfig) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{name}: {} blocks x {} filters, SE ratio {}, {} input planes: {:.1} MFLOP/position",
+        config.blocks,
+        config.filters,
+        config.se_ratio,
+        config.input_planes(),
+        config.flops_per_position() as f64 / 1e6
+    )
 }

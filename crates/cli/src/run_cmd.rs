@@ -27,16 +27,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// What `run` and `trainer` both take beyond the run's location and config: the budget
+/// overrides, the object store's local mirror, and a network to start from.
 #[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Config file (default: the run directory's saved config.toml, else the embedded
-    /// configs/tiny.toml).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Run directory (default: runs/<config file name>, e.g. runs/tiny); also a URL
-    /// (s3://bucket/prefix, ...).
-    #[arg(long)]
-    dir: Option<String>,
+pub struct RunBudget {
     /// Override `run.generations` (e.g. to extend a finished run).
     #[arg(long)]
     generations: Option<u64>,
@@ -53,6 +47,20 @@ pub struct RunArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Config file (default: the run directory's saved config.toml, else the embedded
+    /// configs/tiny.toml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Run directory (default: runs/<config file name>, e.g. runs/tiny); also a URL
+    /// (s3://bucket/prefix, ...).
+    #[arg(long)]
+    dir: Option<String>,
+    #[command(flatten)]
+    budget: RunBudget,
+}
+
+#[derive(Args, Debug)]
 pub struct TrainerArgs {
     /// The run: a directory, file://, s3://bucket/prefix, gs://, az:// (credentials and
     /// endpoint from the environment: AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, ...).
@@ -62,19 +70,8 @@ pub struct TrainerArgs {
     /// configs/tiny.toml).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Override `run.generations` (e.g. to extend a finished run).
-    #[arg(long)]
-    generations: Option<u64>,
-    /// Override `run.max_minutes`.
-    #[arg(long)]
-    max_minutes: Option<f64>,
-    /// Local mirror of a run in an object store (default: ~/.cache/atomzero/runs/...).
-    #[arg(long)]
-    cache: Option<PathBuf>,
-    /// Generation 0 of a new run: this network (a path, or `shipped`) instead of random
-    /// weights, to continue or fine-tune it; its architecture must be the config's.
-    #[arg(long, value_name = "MODEL")]
-    init: Option<String>,
+    #[command(flatten)]
+    budget: RunBudget,
     /// Seconds between two looks for new shards while waiting for workers.
     #[arg(long, default_value_t = 2.0)]
     poll: f64,
@@ -326,15 +323,15 @@ fn train_loop(dir: &RunDir, options: TrainerOptions) -> Result<ExitCode> {
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let location = args.dir.clone().unwrap_or_else(|| default_dir(args.config.as_deref()));
-    let dir = run_dir(open_store(&location)?, args.cache)?;
+    let dir = run_dir(open_store(&location)?, args.budget.cache)?;
     let (config, new_run_config) = resolve_checked(
         &dir,
         args.config.as_deref(),
-        args.generations,
-        args.max_minutes,
+        args.budget.generations,
+        args.budget.max_minutes,
         "run --dir",
     )?;
-    let init = init_path(args.init.as_deref())?;
+    let init = init_path(args.budget.init.as_deref())?;
     announce_after_create(&dir, &config, new_run_config, Selfplay::InProcess, init)
 }
 
@@ -384,16 +381,16 @@ fn announce_after_create(
 }
 
 pub fn trainer(args: TrainerArgs) -> Result<ExitCode> {
-    let dir = run_dir(open_store(&args.run)?, args.cache)?;
+    let dir = run_dir(open_store(&args.run)?, args.budget.cache)?;
     let (config, new_run_config) = resolve_checked(
         &dir,
         args.config.as_deref(),
-        args.generations,
-        args.max_minutes,
+        args.budget.generations,
+        args.budget.max_minutes,
         "trainer --run",
     )?;
     let poll = Duration::try_from_secs_f64(args.poll.max(0.1)).context("--poll")?;
-    let init = init_path(args.init.as_deref())?;
+    let init = init_path(args.budget.init.as_deref())?;
     announce_after_create(&dir, &config, new_run_config, Selfplay::Workers { poll }, init)
 }
 
