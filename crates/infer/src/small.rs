@@ -21,6 +21,7 @@ use crate::gemm::gemm_rm;
 use crate::weights::{ConvWeights, DenseWeights, NetWeights};
 use crate::winograd::{
     Epilogue, TILE_POINTS, TILES, input_transform_rows, output_transform_rows, transform_weights,
+    xi_stride,
 };
 
 /// Whether a chunk of `nb` positions of a net with `filters` channels takes this path.
@@ -98,18 +99,19 @@ impl Conv3 {
             return;
         }
         let rows = TILES * nb;
-        let v = sized(&mut s.v, TILE_POINTS * rows * self.c_in);
+        let (a_stride, c_stride) = (xi_stride(nb, self.c_in), xi_stride(nb, self.c_out));
+        let v = sized(&mut s.v, TILE_POINTS * a_stride);
         input_transform_rows(input, self.c_in, nb, v);
-        let m = sized(&mut s.m, TILE_POINTS * rows * self.c_out);
+        let m = sized(&mut s.m, TILE_POINTS * c_stride);
         let (a_len, b_len, c_len) = (rows * self.c_in, self.c_in * self.c_out, rows * self.c_out);
         for xi in 0..TILE_POINTS {
             gemm_rm(
-                &v[xi * a_len..(xi + 1) * a_len],
+                &v[xi * a_stride..xi * a_stride + a_len],
                 rows,
                 self.c_in,
                 &self.ut[xi * b_len..(xi + 1) * b_len],
                 self.c_out,
-                &mut m[xi * c_len..(xi + 1) * c_len],
+                &mut m[xi * c_stride..xi * c_stride + c_len],
             );
         }
         output_transform_rows(m, self.c_out, nb, &self.bias, epilogue, out);
