@@ -156,12 +156,14 @@ impl<E: Evaluator> Evaluator for EvalCache<E> {
                 }
             }
         }
-        let fresh = if missing.is_empty() {
-            Evaluations::new()
-        } else {
-            let asked: Vec<EvalRequest<'_>> = missing.iter().map(|&i| requests[i]).collect();
-            self.inner.evaluate(&asked)
-        };
+        self.lookups.fetch_add(requests.len() as u64, Ordering::Relaxed);
+        self.hits.fetch_add(hits, Ordering::Relaxed);
+        if missing.is_empty() {
+            // Every request came from the table, in order: the copies are the answer.
+            return cached;
+        }
+        let asked: Vec<EvalRequest<'_>> = missing.iter().map(|&i| requests[i]).collect();
+        let fresh = self.inner.evaluate(&asked);
         let moves = requests.iter().map(|r| r.moves.len()).sum();
         let mut out = Evaluations::with_capacity(requests.len(), moves);
         for source in &sources {
@@ -174,9 +176,7 @@ impl<E: Evaluator> Evaluator for EvalCache<E> {
             let Some(e) = e else { break };
             out.push(e.priors.iter().copied(), e.wdl);
         }
-        self.lookups.fetch_add(requests.len() as u64, Ordering::Relaxed);
-        self.hits.fetch_add(hits, Ordering::Relaxed);
-        if !missing.is_empty() {
+        {
             let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
             for (&i, e) in missing.iter().zip(&fresh) {
                 if e.priors.len() == requests[i].moves.len() {
