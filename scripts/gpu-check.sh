@@ -17,14 +17,23 @@
 # With --wgpu instead: steps 1-3 on the wgpu backend (Vulkan on the NVIDIA driver; the
 # bundle's libvulkan.so.1 is used where the machine has no Vulkan loader, and an ICD file
 # naming the driver's libGLX_nvidia.so.0 is written where the driver installed none).
+# Optional steps (--steps), for finding faults:
+#   sweep: atomzero gpu-check --conv-sweep: one 3x3 convolution of several shapes against the
+#      CPU (forward, weight gradient, two rewrites), with CubeCL's autotune log (which kernel
+#      each shape chose, and the candidates' times) written to DIR/autotune.log;
+#   pad: step 2 on the tiny net with ATOMZERO_STEM_PAD=32 (the stem's 24 input channels
+#      zero-padded to 32: the same function by a convolution of another shape).
 # With --cpu: a rehearsal on any machine (no GPU needed): the bundle, the binary, step 2 with
 # the CPU against itself, step 3 as `bench net --device cpu --quick --config tiny`, step 4 on
 # the CPU for --run-minutes (default 1 here) without nvidia-smi. It runs every part of the
 # script that does not need a GPU.
 #
 # Usage: bash scripts/gpu-check.sh [--wgpu | --cpu] [--run-minutes M] [--budget S]
-#                                  [--batches LIST] [--steps check,bench,run]
+#                                  [--batches LIST] [--steps sweep,check,pad,bench,run]
+#                                  [--nets tiny|default|both] [--check-seconds S]
 #                                  [--bundle DIR] [--out DIR]
+# --nets: the nets of step 2 (default both); --check-seconds: step 2's time limit (default
+# 300: the default net's first training step compiles and autotunes its kernels for minutes).
 # Everything printed is also written to DIR/gpu-check.log (default --out: a temporary dir,
 # or $OUT where the machine provides one). Exit status: 0 when every step passed.
 set -uo pipefail
@@ -35,6 +44,8 @@ run_minutes=""
 budget=480
 batches=256,512,1024
 steps=check,bench,run
+nets=both
+check_seconds=300
 out=${OUT:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,6 +55,8 @@ while [ $# -gt 0 ]; do
     --run-minutes) run_minutes=${2:?}; shift 2 ;;
     --batches) batches=${2:?}; shift 2 ;;
     --steps) steps=${2:?}; shift 2 ;;
+    --nets) nets=${2:?}; shift 2 ;;
+    --check-seconds) check_seconds=${2:?}; shift 2 ;;
     --bundle) bundle=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
@@ -140,10 +153,25 @@ fi
 
 wants() { case ",$steps," in *,"$1",*) return 0 ;; *) return 1 ;; esac; }
 
+[ "$route" = wgpu ] && export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-error,warn}
+if wants sweep; then
+  step "atomzero gpu-check --device $route --conv-sweep (autotune log: $out/autotune.log)"
+  # CubeCL reads cubecl.toml from the working directory (or a parent): the autotune logger
+  # at its full level, to a file.
+  mkdir -p "$work/tune"
+  printf '[autotune.logger]\nlevel = "full"\nfile = "%s"\n' "$out/autotune.log" > "$work/tune/cubecl.toml"
+  (cd "$work/tune" && run_step 150 "conv sweep" "$bin" gpu-check --device "$route" --conv-sweep)
+  [ -f "$out/autotune.log" ] && echo "autotune log: $(wc -l < "$out/autotune.log") lines"
+fi
+
+if wants pad; then
+  step "ATOMZERO_STEM_PAD=32 atomzero gpu-check --device $route --config tiny"
+  ATOMZERO_STEM_PAD=32 run_step 150 "gpu-check, stem padded" "$bin" gpu-check --device "$route" --config tiny
+fi
+
 if wants check; then
-  [ "$route" = wgpu ] && export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-error,warn}
-step "atomzero gpu-check --device $route"
-  run_step 150 "gpu-check" "$bin" gpu-check --device "$route"
+  step "atomzero gpu-check --device $route --config $nets"
+  run_step "$check_seconds" "gpu-check" "$bin" gpu-check --device "$route" --config "$nets"
 fi
 
 if ! wants bench; then

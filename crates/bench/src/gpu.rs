@@ -256,6 +256,154 @@ pub fn run(kind: DeviceKind, nets: &[(&str, NetConfig)], out: &mut dyn Write) ->
     Ok(failed.is_empty())
 }
 
+/// One convolution of the sweep: input channels, output channels, batch, and whether the
+/// input is 0/1 planes (as the encoder writes them) or dense values.
+const SWEEP: [(usize, usize, usize, bool); 7] = [
+    (24, 32, 64, true),
+    (32, 32, 64, false),
+    (24, 32, 64, false),
+    (24, 128, 64, true),
+    (16, 32, 64, false),
+    (20, 32, 64, false),
+    (128, 128, 64, false),
+];
+
+/// Deterministic values for the sweep: 0/1 with probability 1/8 (`binary`) or uniform in
+/// [-1, 1).
+fn sweep_values(n: usize, seed: u64, binary: bool) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let unit = (state >> 40) as f32 / (1u64 << 24) as f32; // [0, 1)
+            if binary { f32::from(unit < 0.125) } else { 2.0 * unit - 1.0 }
+        })
+        .collect()
+}
+
+/// `atomzero gpu-check --conv-sweep`: one 3×3 convolution (padding 1, no bias) of several
+/// shapes on `kind` against the CPU: the forward output, the weight gradient from Burn's
+/// `conv2d_weight_backward` and through autodiff (the trainer's route), and two rewrites of
+/// the weight gradient that avoid the shape: the input channels zero-padded to a multiple of
+/// 32 (the padded rows of the gradient dropped), and im2col (`unfold4d`) followed by a
+/// matrix product. Written to find which kernel gives the stem's weight gradient its error on
+/// CUDA (the stem is the one convolution with 24 input channels) and which rewrite avoids it.
+/// Each figure as in [`run`]; returns whether every plain figure passed.
+pub fn conv_sweep(kind: DeviceKind, out: &mut dyn Write) -> Result<bool> {
+    conv_sweep_of(kind, &SWEEP, out)
+}
+
+/// [`conv_sweep`] over the given shapes.
+fn conv_sweep_of(
+    kind: DeviceKind,
+    shapes: &[(usize, usize, usize, bool)],
+    out: &mut dyn Write,
+) -> Result<bool> {
+    use atomzero_nn::burn::tensor::module::{conv2d, conv2d_weight_backward, unfold4d};
+    use atomzero_nn::burn::tensor::ops::{ConvOptions, UnfoldOptions};
+
+    let gpu = kind.device().map_err(|e| BenchError::msg(e.to_string()))?;
+    let cpu = DeviceKind::Cpu.device().context("cpu device")?;
+    writeln!(
+        out,
+        "conv sweep: {kind} ({}) against the cpu, 3x3 convolution, padding 1, 8x8 boards",
+        atomzero_nn::device_name(&gpu)
+    )?;
+    let options = || ConvOptions::new([1, 1], [1, 1], [1, 1], 1);
+    let mut verdicts = Verdicts { out, failed: Vec::new() };
+    for (i, &(cin, cout, batch, binary)) in shapes.iter().enumerate() {
+        let seed = 100 + i as u64 * 3;
+        let x = sweep_values(batch * cin * 64, seed, binary);
+        let w = sweep_values(cout * cin * 9, seed + 1, false);
+        let g = sweep_values(batch * cout * 64, seed + 2, false);
+        let padded = cin.next_multiple_of(32);
+        // Everything one device computes: forward, wgrad (direct, autodiff, padded, im2col).
+        let compute = |device: &Device| -> Result<[Vec<f32>; 5]> {
+            let t = |data: &[f32], shape: [usize; 4]| {
+                Tensor::<4>::from_data(TensorData::new(data.to_vec(), shape), device)
+            };
+            let xt = t(&x, [batch, cin, 8, 8]);
+            let wt = t(&w, [cout, cin, 3, 3]);
+            let gt = t(&g, [batch, cout, 8, 8]);
+            let forward = host(conv2d(xt.clone(), wt.clone(), None, options()))?;
+            let direct =
+                host(conv2d_weight_backward(xt.clone(), wt.clone(), gt.clone(), options()))?;
+            // Autodiff, as the trainer's backward pass reaches the kernel.
+            let ad = device.clone().autodiff();
+            let xa = Tensor::<4>::from_data(TensorData::new(x.clone(), [batch, cin, 8, 8]), &ad);
+            let wa = Tensor::<4>::from_data(TensorData::new(w.clone(), [cout, cin, 3, 3]), &ad)
+                .require_grad();
+            let ga = Tensor::<4>::from_data(TensorData::new(g.clone(), [batch, cout, 8, 8]), &ad);
+            let loss = (conv2d(xa, wa.clone(), None, options()) * ga).sum();
+            let grads = loss.backward();
+            let autodiff = match wa.grad(&grads) {
+                Some(grad) => host(grad)?,
+                None => Vec::new(),
+            };
+            // Zero-padded input channels.
+            let pad = padded - cin;
+            let (xp, wp) = if pad == 0 {
+                (xt.clone(), wt.clone())
+            } else {
+                (
+                    Tensor::cat(vec![xt.clone(), Tensor::zeros([batch, pad, 8, 8], device)], 1),
+                    Tensor::cat(vec![wt.clone(), Tensor::zeros([cout, pad, 3, 3], device)], 1),
+                )
+            };
+            let padded_grad = conv2d_weight_backward(xp, wp, gt.clone(), options());
+            let padded_grad = host(padded_grad.narrow(1, 0, cin))?;
+            // im2col: [B, cin*9, 64] columns; dW = sum over batch of g [cout, 64] x cols^T.
+            let cols = unfold4d(xt, [3, 3], UnfoldOptions::new([1, 1], [1, 1], [1, 1]));
+            let g3 = gt.reshape([batch, cout, 64]);
+            let im2col = g3.matmul(cols.swap_dims(1, 2)).sum_dim(0); // [1, cout, cin*9]
+            let im2col = host(im2col.reshape([cout, cin, 3, 3]))?;
+            Ok([forward, direct, autodiff, padded_grad, im2col])
+        };
+        let reference = compute(&cpu)?;
+        let t0 = Instant::now();
+        let ours = compute(&gpu)?;
+        let secs = t0.elapsed().as_secs_f64();
+        let label = format!(
+            "{cin:>3} -> {cout:>3}, batch {batch:>3}, {} input ({secs:.1} s)",
+            if binary { "0/1" } else { "dense" }
+        );
+        let names = [
+            ("forward", FORWARD_TOLERANCE),
+            ("weight gradient", GRADIENT_TOLERANCE),
+            ("weight gradient via autodiff", GRADIENT_TOLERANCE),
+        ];
+        for (k, (name, tolerance)) in names.iter().enumerate() {
+            verdicts.check(
+                &format!("{label}: {name}"),
+                relative_difference(&ours[k], &reference[k]),
+                *tolerance,
+            )?;
+        }
+        // The rewrites: figures only, against the CPU's plain weight gradient.
+        let figure = |v: &[f32]| match relative_difference(v, &reference[1]) {
+            Some(f) => format!("{f:.2e}"),
+            None => "not comparable".to_string(),
+        };
+        writeln!(
+            verdicts.out,
+            "    rewrites: padded to {padded} channels {}, im2col {} (cpu's own: {}, {})",
+            figure(&ours[3]),
+            figure(&ours[4]),
+            figure(&reference[3]),
+            figure(&reference[4]),
+        )?;
+    }
+    let Verdicts { out, failed } = verdicts;
+    if failed.is_empty() {
+        writeln!(out, "conv sweep: passed")?;
+    } else {
+        writeln!(out, "conv sweep: FAILED: {}", failed.join("; "))?;
+    }
+    Ok(failed.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,5 +428,29 @@ mod tests {
         assert!(!text.contains("FAILED"), "{text}");
         // Forward (2), losses (3), gradients (1); atomzero-backprop's loss and gradients (2).
         assert_eq!(text.matches(": ok").count(), 8, "{text}");
+    }
+
+    /// The sweep (small shapes) with the CPU as the "GPU": every figure within its
+    /// tolerance, and each rewrite agrees with the plain weight gradient on the CPU itself (so
+    /// a GPU figure off is the GPU's kernel, not the rewrite).
+    #[test]
+    fn the_conv_sweep_passes_on_the_cpu() {
+        let shapes = [(24, 32, 4, true), (20, 16, 4, false)];
+        let mut out = Vec::new();
+        assert!(conv_sweep_of(DeviceKind::Cpu, &shapes, &mut out).unwrap());
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("): ok").count(), 3 * shapes.len(), "{text}");
+        assert!(!text.contains("FAILED"), "{text}");
+        let rewrites: Vec<&str> = text.lines().filter(|l| l.contains("rewrites")).collect();
+        assert_eq!(rewrites.len(), shapes.len(), "{text}");
+        for line in rewrites {
+            let figures: Vec<f32> = line
+                .split([' ', ',', '(', ')'])
+                .filter(|w| w.contains('e'))
+                .filter_map(|w| w.parse::<f32>().ok())
+                .collect();
+            assert_eq!(figures.len(), 4, "{line}");
+            assert!(figures.iter().all(|f| *f < 1e-4), "{line}");
+        }
     }
 }

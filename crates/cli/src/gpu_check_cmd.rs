@@ -17,12 +17,22 @@ pub struct GpuCheckArgs {
     /// Which preset nets to compare.
     #[arg(long, value_enum, default_value_t = NetPreset::Both)]
     config: NetPreset,
+    /// Instead of the nets: one 3x3 convolution of several shapes (input channels 8 to 128),
+    /// its forward output and weight gradient against the cpu's, and two rewrites of the
+    /// weight gradient (input channels zero-padded to a multiple of 32; im2col and a matrix
+    /// product). Finds which shapes a GPU kernel gets wrong.
+    #[arg(long)]
+    conv_sweep: bool,
 }
 
 /// Exit status 0 when every comparison is within its tolerance, 1 when one is not.
 pub fn run(args: GpuCheckArgs) -> Result<ExitCode> {
     let kind = args.device.parse::<DeviceKind>().map_err(|e| anyhow!("--device: {e}"))?;
     let out = &mut std::io::stdout().lock();
-    let passed = atomzero_bench::gpu::run(kind, &args.config.nets(), out)?;
+    let passed = if args.conv_sweep {
+        atomzero_bench::gpu::conv_sweep(kind, out)?
+    } else {
+        atomzero_bench::gpu::run(kind, &args.config.nets(), out)?
+    };
     Ok(if passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

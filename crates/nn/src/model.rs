@@ -58,6 +58,38 @@ impl ConvBn {
         let x = self.conv.forward(x); // [B, C_out, 8, 8]
         self.norm.forward(x) // [B, C_out, 8, 8]
     }
+
+    /// [`ConvBn::forward`] with the input channels (and the weight's) zero-padded to a
+    /// multiple of `multiple`: the same function and the same gradient for the real weights,
+    /// computed by a convolution of another shape. A diagnostic for GPU kernels that go wrong
+    /// on one channel count (see [`stem_padding`]).
+    fn forward_padded(&self, x: Tensor<4>, multiple: usize) -> Tensor<4> {
+        use burn::tensor::module::conv2d;
+        use burn::tensor::ops::ConvOptions;
+        let weight = self.conv.weight.val(); // [C_out, C_in, k, k]
+        let [c_out, c_in, k, _] = weight.dims();
+        let pad = c_in.next_multiple_of(multiple.max(1)) - c_in;
+        if pad == 0 {
+            return self.forward(x);
+        }
+        let [batch, _, h, w] = x.dims();
+        let device = x.device();
+        let x = Tensor::cat(vec![x, Tensor::zeros([batch, pad, h, w], &device)], 1);
+        let weight = Tensor::cat(vec![weight, Tensor::zeros([c_out, pad, k, k], &device)], 1);
+        let x = conv2d(x, weight, None, ConvOptions::new([1, 1], [k / 2, k / 2], [1, 1], 1));
+        self.norm.forward(x)
+    }
+}
+
+/// `ATOMZERO_STEM_PAD=N`: the stem's convolution runs with its input channels zero-padded to a
+/// multiple of N (0 or unset: not padded). A diagnostic switch for the GPU check (the stem is
+/// the one convolution whose input channel count, the encoder's planes, is not a multiple of
+/// 32); the function and the weights' gradient are unchanged. Read once per process.
+pub fn stem_padding() -> usize {
+    static PADDING: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PADDING.get_or_init(|| {
+        std::env::var("ATOMZERO_STEM_PAD").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+    })
 }
 
 /// lc0's squeeze-excitation: global average pool, a bottleneck MLP, then a per-channel gate
@@ -185,7 +217,11 @@ impl Net {
     /// on an autodiff device; call [`Module::valid`] for inference with running statistics.
     pub fn forward(&self, input: Tensor<4>) -> NetOutput {
         let [batch, _, _, _] = input.dims();
-        let mut x = relu(self.stem.forward(input)); // [B, F, 8, 8]
+        let stem = match stem_padding() {
+            0 => self.stem.forward(input),
+            multiple => self.stem.forward_padded(input, multiple),
+        };
+        let mut x = relu(stem); // [B, F, 8, 8]
         for block in &self.tower {
             x = block.forward(x); // [B, F, 8, 8]
         }
@@ -206,5 +242,31 @@ impl Net {
         let wdl = self.value_out.forward(v); // [B, 3]
 
         NetOutput { policy, wdl, opponent_policy }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::TensorData;
+
+    /// The padded stem is the same function: the tiny net's stem (24 input planes) padded to
+    /// 32 and to 64 channels against the plain convolution, in eval mode.
+    #[test]
+    fn the_padded_stem_computes_the_same() {
+        let device = Device::flex();
+        let stem = ConvBn::new(24, 32, 3, &device);
+        let values: Vec<f32> =
+            (0..2 * 24 * 64).map(|i| ((i * 37 % 101) as f32 / 50.0) - 1.0).collect();
+        let x = Tensor::<4>::from_data(TensorData::new(values, [2, 24, 8, 8]), &device);
+        let plain: Vec<f32> = stem.forward(x.clone()).into_data().try_to_vec::<f32>().unwrap();
+        for multiple in [32, 64] {
+            let padded: Vec<f32> =
+                stem.forward_padded(x.clone(), multiple).into_data().try_to_vec::<f32>().unwrap();
+            assert_eq!(plain.len(), padded.len());
+            let worst = plain.iter().zip(&padded).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+            assert!(worst < 1e-4, "padded to {multiple}: {worst}");
+        }
+        assert!(plain.iter().any(|v| v.abs() > 0.1), "a stem that outputs zeros proves nothing");
     }
 }
