@@ -148,12 +148,15 @@ impl Position {
         let doubles = (singles & Bitboard::rank((start_rank as i32 + forward) as u8))
             .shift_ranks(forward)
             & !occ;
+        // The square behind a target, in u16 arithmetic that wraps (a push back by -8 or
+        // -16 is an addition): never a multiplication in u16, which overflows (and panics in
+        // builds with overflow checks) for Black.
         let back = (8 * forward) as u16;
+        let back2 = (16 * forward) as u16;
         let normal = (MoveKind::Normal as u16) << 12;
         let double_push = (MoveKind::DoublePush as u16) << 12;
         moves.push_encoded(singles, |to| (to.wrapping_sub(back) & 63) | (to << 6) | normal);
-        moves
-            .push_encoded(doubles, |to| (to.wrapping_sub(2 * back) & 63) | (to << 6) | double_push);
+        moves.push_encoded(doubles, |to| (to.wrapping_sub(back2) & 63) | (to << 6) | double_push);
         if let Some(ep) = self.ep_square {
             for from in attacks::pawn_attacks(!us, ep) & pawns {
                 self.add(moves, &ctx, Move::new(from, ep, MoveKind::EnPassant), false);
