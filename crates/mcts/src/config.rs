@@ -9,6 +9,10 @@ pub struct SearchConfig {
     pub c_init: f32,
     /// Visit scale at which exploration grows logarithmically (AlphaZero `c_base`).
     pub c_base: f32,
+    /// Weight of that growth: the exploration constant at a node of `N` visits is
+    /// `c_init + c_factor · ln((N + c_base + 1) / c_base)`. AlphaZero: 1; lc0 plays with
+    /// 3.894 (base 38,739), KataGo with 0.45 (base 500).
+    pub c_factor: f32,
     /// First-play urgency: an unvisited child's value is the parent's minus this times the
     /// square root of the prior mass already visited (lc0's FPU reduction).
     pub fpu_reduction: f32,
@@ -57,6 +61,7 @@ impl Default for SearchConfig {
         SearchConfig {
             c_init: 1.25,
             c_base: 19652.0,
+            c_factor: 1.0,
             fpu_reduction: 0.25,
             fpu_reduction_root: 0.0,
             dirichlet_alpha: 0.3,

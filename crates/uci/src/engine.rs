@@ -127,7 +127,7 @@ pub struct EngineConfig {
     pub options: Options,
     /// Search settings. Root noise is always switched off; `history` is replaced by the
     /// loaded model's, `c_init`, `fpu_reduction`, `fpu_reduction_root` and `lcb_stdevs` by the
-    /// `CPuct`, `FpuReduction`, `FpuReductionAtRoot` and `LcbStdevs` options (the largest batch
+    /// `CPuct`, `CPuctBase`, `CPuctFactor`, `FpuReduction`, `FpuReductionAtRoot` and `LcbStdevs` options (the largest batch
     /// of leaves is the `MinibatchSize` option).
     pub search: SearchConfig,
     /// Seed of the search's random numbers.
@@ -487,7 +487,7 @@ impl Engine {
         self.cache.clone()
     }
 
-    /// The search settings: the engine's, with the `CPuct`, `FpuReduction`,
+    /// The search settings: the engine's, with the `CPuct`, `CPuctBase`, `CPuctFactor`, `FpuReduction`,
     /// `FpuReductionAtRoot` and `LcbStdevs` options.
     fn search_config(&self) -> SearchConfig {
         self.options.search_config(self.config.search)

@@ -17,6 +17,8 @@
 //! | `Model` | string | weights to load (through the embedder's loader) at the next `isready` or `go`; `<empty>` = none |
 //! | `MinibatchSize` | spin | most leaves gathered (with virtual loss) for one network call; fewer when time is short (lc0's name) |
 //! | `CPuct` | string (number) | PUCT exploration constant at low visit counts (AlphaZero's `c_init`) |
+//! | `CPuctBase` | string (number) | visit scale of the exploration constant's growth (AlphaZero's `c_base`, 19652): at a node of `N` visits it is `CPuct + CPuctFactor · ln((N + CPuctBase + 1) / CPuctBase)` |
+//! | `CPuctFactor` | string (number) | weight of that growth (AlphaZero 1; lc0 3.894 with base 38739, KataGo 0.45 with base 500) |
 //! | `FpuReduction` | string (number) | first-play urgency below the root: an unvisited child's value is the parent's minus this times the square root of the visited prior mass |
 //! | `FpuReductionAtRoot` | string (number) | the same at the root |
 //! | `PolicyTemperature` | string (number) | softmax temperature of the network's priors (lc0's `PolicySoftmaxTemp`): above 1 the search spreads wider |
@@ -85,6 +87,10 @@ pub enum OptionId {
     MinibatchSize,
     /// `CPuct`.
     CPuct,
+    /// `CPuctBase`.
+    CPuctBase,
+    /// `CPuctFactor`.
+    CPuctFactor,
     /// `FpuReduction`.
     FpuReduction,
     /// `FpuReductionAtRoot`.
@@ -112,7 +118,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 20] = [
+    pub const ALL: [OptionId; 22] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -126,6 +132,8 @@ impl OptionId {
         OptionId::Model,
         OptionId::MinibatchSize,
         OptionId::CPuct,
+        OptionId::CPuctBase,
+        OptionId::CPuctFactor,
         OptionId::FpuReduction,
         OptionId::FpuReductionAtRoot,
         OptionId::PolicyTemperature,
@@ -151,6 +159,8 @@ impl OptionId {
             OptionId::Model => "Model",
             OptionId::MinibatchSize => "MinibatchSize",
             OptionId::CPuct => "CPuct",
+            OptionId::CPuctBase => "CPuctBase",
+            OptionId::CPuctFactor => "CPuctFactor",
             OptionId::FpuReduction => "FpuReduction",
             OptionId::FpuReductionAtRoot => "FpuReductionAtRoot",
             OptionId::PolicyTemperature => "PolicyTemperature",
@@ -177,6 +187,8 @@ impl OptionId {
             OptionId::Model => "path of the network weights (<empty> = pure MCTS)",
             OptionId::MinibatchSize => "most leaves evaluated in one network call",
             OptionId::CPuct => "PUCT exploration constant",
+            OptionId::CPuctBase => "visit scale of the exploration constant's growth",
+            OptionId::CPuctFactor => "weight of the exploration constant's growth with visits",
             OptionId::FpuReduction => "first-play urgency reduction below the root",
             OptionId::FpuReductionAtRoot => "first-play urgency reduction at the root",
             OptionId::PolicyTemperature => "softmax temperature of the network's priors",
@@ -258,6 +270,10 @@ pub struct Options {
     pub minibatch_size: u64,
     /// `CPuct`.
     pub cpuct: f32,
+    /// `CPuctBase`.
+    pub cpuct_base: f32,
+    /// `CPuctFactor`.
+    pub cpuct_factor: f32,
     /// `FpuReduction`.
     pub fpu_reduction: f32,
     /// `FpuReductionAtRoot`.
@@ -290,6 +306,8 @@ impl Default for Options {
             model: None,
             minibatch_size: 4,
             cpuct: SearchConfig::default().c_init,
+            cpuct_base: SearchConfig::default().c_base,
+            cpuct_factor: SearchConfig::default().c_factor,
             fpu_reduction: SearchConfig::default().fpu_reduction,
             fpu_reduction_root: SearchConfig::default().fpu_reduction_root,
             policy_temperature: DEFAULT_POLICY_TEMPERATURE,
@@ -342,11 +360,14 @@ impl fmt::Display for OptionError {
 impl std::error::Error for OptionError {}
 
 impl Options {
-    /// The search settings these options set (`CPuct`, `FpuReduction`, `FpuReductionAtRoot`,
+    /// The search settings these options set (`CPuct`, `CPuctBase`, `CPuctFactor`,
+    /// `FpuReduction`, `FpuReductionAtRoot`,
     /// `LcbStdevs`) on top of `base`.
     pub fn search_config(&self, base: SearchConfig) -> SearchConfig {
         SearchConfig {
             c_init: self.cpuct,
+            c_base: self.cpuct_base,
+            c_factor: self.cpuct_factor,
             fpu_reduction: self.fpu_reduction,
             fpu_reduction_root: self.fpu_reduction_root,
             lcb_stdevs: self.lcb_stdevs,
@@ -398,6 +419,8 @@ impl Options {
                     OptionId::MoveOverhead => spin(self.move_overhead_ms),
                     OptionId::MinibatchSize => spin(self.minibatch_size),
                     OptionId::CPuct => number(self.cpuct),
+                    OptionId::CPuctBase => number(self.cpuct_base),
+                    OptionId::CPuctFactor => number(self.cpuct_factor),
                     OptionId::FpuReduction => number(self.fpu_reduction),
                     OptionId::FpuReductionAtRoot => number(self.fpu_reduction_root),
                     OptionId::PolicyTemperature => number(self.policy_temperature),
@@ -498,6 +521,8 @@ impl Options {
             OptionId::MoveOverhead => self.move_overhead_ms = spin()?,
             OptionId::MinibatchSize => self.minibatch_size = spin()?,
             OptionId::CPuct => self.cpuct = number(0.01, 100.0)?,
+            OptionId::CPuctBase => self.cpuct_base = number(1.0, 1e9)?,
+            OptionId::CPuctFactor => self.cpuct_factor = number(0.0, 100.0)?,
             OptionId::FpuReduction => self.fpu_reduction = number(0.0, 10.0)?,
             OptionId::FpuReductionAtRoot => self.fpu_reduction_root = number(0.0, 10.0)?,
             OptionId::PolicyTemperature => self.policy_temperature = number(0.1, 10.0)?,
@@ -519,6 +544,23 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exploration_growth_options_reach_the_search() {
+        let mut o = Options::default();
+        let base = SearchConfig::default();
+        assert_eq!(o.search_config(base), base);
+        assert_eq!(o.set("CPuctBase", Some("500")), Ok(OptionId::CPuctBase));
+        assert_eq!(o.set("cpuctfactor", Some("0.45")), Ok(OptionId::CPuctFactor));
+        let config = o.search_config(base);
+        assert_eq!((config.c_base, config.c_factor), (500.0, 0.45));
+        for bad in ["0", "-3", "nan", "x"] {
+            assert!(o.set("CPuctBase", Some(bad)).is_err(), "{bad}");
+        }
+        assert!(o.set("CPuctFactor", Some("-1")).is_err());
+        let lines = o.declarations();
+        assert!(lines.iter().any(|l| l == "option name CPuctFactor type string default 0.45"));
+    }
 
     #[test]
     fn declarations_list_atomic_first_and_every_variant() {

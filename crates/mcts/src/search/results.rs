@@ -35,7 +35,7 @@ impl Search {
             return out;
         }
         let (log, sqrt_n) = exploration_terms(self.config.c_base, root.in_tree());
-        let c_sqrt_n = (self.config.c_init + log) * sqrt_n;
+        let c_sqrt_n = (self.config.c_init + self.config.c_factor * log) * sqrt_n;
         let total = root.in_tree() as f32;
         let children: Vec<(Edge, &Node)> = self.root_edges().collect();
         // The most visited child (the first on ties).

@@ -20,7 +20,7 @@ impl Search {
     pub(super) fn select_edge(&self, parent: NodeId) -> EdgeId {
         let p = &self.nodes[parent as usize];
         let (log, sqrt_n) = exploration_terms(self.config.c_base, p.in_tree());
-        let c_sqrt_n = (self.config.c_init + log) * sqrt_n;
+        let c_sqrt_n = (self.config.c_init + self.config.c_factor * log) * sqrt_n;
         if parent == 0 {
             return self.select_root_edge(c_sqrt_n);
         }
@@ -128,20 +128,24 @@ impl Search {
 /// visits `n`, and `sqrt(max(n, 1))`, the visits' share of the exploration term. A `logf`
 /// call per selection was 2.5% of the tree work, and the square root waits ~15 cycles before
 /// the first score, so for AlphaZero's `c_base` and the visit counts most nodes have, both come
-/// from a table computed once (with the same `f32` operations, so the same bits).
+/// from a table computed once (with the same `f32` operations, so the same bits) for the
+/// first `c_base` the process asks about (an engine or a self-play run uses one); another
+/// `c_base` computes them.
 #[inline]
 pub(super) fn exploration_terms(c_base: f32, n: u32) -> (f32, f32) {
-    const TABLE_C_BASE: f32 = 19652.0;
     const TABLE_LEN: usize = 4096;
-    static TABLE: std::sync::OnceLock<Box<[(f32, f32)]>> = std::sync::OnceLock::new();
+    /// The `c_base` a table was computed for, and the table.
+    type Table = (f32, Box<[(f32, f32)]>);
+    static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
     let compute = |c_base: f32, n: u32| {
         (((n as f32 + c_base + 1.0) / c_base).ln(), (n as f32).max(1.0).sqrt())
     };
-    if c_base == TABLE_C_BASE && (n as usize) < TABLE_LEN {
-        let table =
-            TABLE.get_or_init(|| (0..TABLE_LEN as u32).map(|n| compute(c_base, n)).collect());
-        table[n as usize]
-    } else {
-        compute(c_base, n)
+    if (n as usize) < TABLE_LEN {
+        let (base, table) = TABLE
+            .get_or_init(|| (c_base, (0..TABLE_LEN as u32).map(|n| compute(c_base, n)).collect()));
+        if *base == c_base {
+            return table[n as usize];
+        }
     }
+    compute(c_base, n)
 }

@@ -49,7 +49,8 @@ fn reference_select(search: &Search, parent: NodeId) -> EdgeId {
     let config = &search.config;
     let p = &search.nodes[parent as usize];
     let n_parent = p.in_tree() as f32;
-    let c = config.c_init + ((n_parent + config.c_base + 1.0) / config.c_base).ln();
+    let c =
+        config.c_init + config.c_factor * ((n_parent + config.c_base + 1.0) / config.c_base).ln();
     let c_sqrt_n = c * n_parent.max(1.0).sqrt();
     let stats = |i: usize| search.stats(p, i).clone();
     let visited_prior: f32 = search
@@ -97,7 +98,14 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
             let moves = pos.legal_moves();
             pos.play_unchecked(moves[(k * 7 + 3) % moves.len()]);
         }
-        let mut search = Search::new(&Game::new(pos), SearchConfig::default(), seed);
+        // Odd seeds with a steep growth of the exploration constant (`c_factor`, a small
+        // `c_base`), so that a selection ignoring it would disagree.
+        let config = if seed % 2 == 1 {
+            SearchConfig { c_base: 50.0, c_factor: 2.0, ..SearchConfig::default() }
+        } else {
+            SearchConfig::default()
+        };
+        let mut search = Search::new(&Game::new(pos), config, seed);
         search.run(&RandomEvaluator { seed }, 300, 4);
         // Leave some leaves in flight so virtual loss takes part.
         search.gather(6);
