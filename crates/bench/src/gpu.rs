@@ -321,22 +321,20 @@ fn conv_sweep_of(
         let padded = cin.next_multiple_of(32);
         // Everything one device computes: forward, wgrad (direct, autodiff, padded, im2col).
         let compute = |device: &Device| -> Result<[Vec<f32>; 5]> {
-            let t = |data: &[f32], shape: [usize; 4]| {
+            let t = |data: &[f32], shape: [usize; 4], device: &Device| {
                 Tensor::<4>::from_data(TensorData::new(data.to_vec(), shape), device)
             };
-            let xt = t(&x, [batch, cin, 8, 8]);
-            let wt = t(&w, [cout, cin, 3, 3]);
-            let gt = t(&g, [batch, cout, 8, 8]);
+            let xt = t(&x, [batch, cin, 8, 8], device);
+            let wt = t(&w, [cout, cin, 3, 3], device);
+            let gt = t(&g, [batch, cout, 8, 8], device);
             let forward = host(conv2d(xt.clone(), wt.clone(), None, options()))?;
             let direct =
                 host(conv2d_weight_backward(xt.clone(), wt.clone(), gt.clone(), options()))?;
             // Autodiff, as the trainer's backward pass reaches the kernel.
             let ad = device.clone().autodiff();
-            let xa = Tensor::<4>::from_data(TensorData::new(x.clone(), [batch, cin, 8, 8]), &ad);
-            let wa = Tensor::<4>::from_data(TensorData::new(w.clone(), [cout, cin, 3, 3]), &ad)
-                .require_grad();
-            let ga = Tensor::<4>::from_data(TensorData::new(g.clone(), [batch, cout, 8, 8]), &ad);
-            let loss = (conv2d(xa, wa.clone(), None, options()) * ga).sum();
+            let wa = t(&w, [cout, cin, 3, 3], &ad).require_grad();
+            let y = conv2d(t(&x, [batch, cin, 8, 8], &ad), wa.clone(), None, options());
+            let loss = (y * t(&g, [batch, cout, 8, 8], &ad)).sum();
             let grads = loss.backward();
             let autodiff = match wa.grad(&grads) {
                 Some(grad) => host(grad)?,
