@@ -549,7 +549,8 @@ mod tests {
     fn the_exploration_growth_options_reach_the_search() {
         let mut o = Options::default();
         let base = SearchConfig::default();
-        assert_eq!(o.search_config(base), base);
+        let default = o.search_config(base);
+        assert_eq!((default.c_base, default.c_factor), (19652.0, 1.0));
         assert_eq!(o.set("CPuctBase", Some("500")), Ok(OptionId::CPuctBase));
         assert_eq!(o.set("cpuctfactor", Some("0.45")), Ok(OptionId::CPuctFactor));
         let config = o.search_config(base);
