@@ -75,6 +75,8 @@ cleanup() {
 trap cleanup EXIT
 out=${out:-$(mktemp -d /tmp/gpu-check.XXXXXX)}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # absolute: the sweep runs in another directory
+repo=$(pwd)
 log="$out/gpu-check.log"
 exec > >(tee "$log") 2>&1
 start=$SECONDS
@@ -160,7 +162,9 @@ if wants sweep; then
   # at its full level, to a file.
   mkdir -p "$work/tune"
   printf '[autotune.logger]\nlevel = "full"\nfile = "%s"\n' "$out/autotune.log" > "$work/tune/cubecl.toml"
-  (cd "$work/tune" && run_step 150 "conv sweep" "$bin" gpu-check --device "$route" --conv-sweep)
+  # Not in a subshell: run_step records a failure in this shell's `failed`.
+  cd "$work/tune" && run_step 150 "conv sweep" "$bin" gpu-check --device "$route" --conv-sweep
+  cd "$repo" || exit 1
   [ -f "$out/autotune.log" ] && echo "autotune log: $(wc -l < "$out/autotune.log") lines"
 fi
 
