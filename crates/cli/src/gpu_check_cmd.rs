@@ -23,6 +23,11 @@ pub struct GpuCheckArgs {
     /// product). Finds which shapes a GPU kernel gets wrong.
     #[arg(long)]
     conv_sweep: bool,
+    /// The compared device's weights rounded to this many mantissa bits (10: TF32's) before
+    /// the comparison; with `--device cpu`, how far that rounding alone moves each figure
+    /// (the noise floor under the tolerances).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=23))]
+    round_bits: Option<u32>,
 }
 
 /// Exit status 0 when every comparison is within its tolerance, 1 when one is not.
@@ -32,7 +37,7 @@ pub fn run(args: GpuCheckArgs) -> Result<ExitCode> {
     let passed = if args.conv_sweep {
         atomzero_bench::gpu::conv_sweep(kind, out)?
     } else {
-        atomzero_bench::gpu::run(kind, &args.config.nets(), out)?
+        atomzero_bench::gpu::run(kind, &args.config.nets(), args.round_bits, out)?
     };
     Ok(if passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -53,43 +53,51 @@ impl ConvBn {
         }
     }
 
-    /// Convolution then batch norm, no activation.
-    fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let x = self.conv.forward(x); // [B, C_out, 8, 8]
+    /// Convolution then batch norm, no activation; the convolution's input channels
+    /// zero-padded to a multiple of `pad` where they are not one already (0: never; see
+    /// [`conv_padding`]).
+    fn forward(&self, x: Tensor<4>, pad: usize) -> Tensor<4> {
+        let x = conv_forward(&self.conv, x, pad); // [B, C_out, 8, 8]
         self.norm.forward(x) // [B, C_out, 8, 8]
-    }
-
-    /// [`ConvBn::forward`] with the input channels (and the weight's) zero-padded to a
-    /// multiple of `multiple`: the same function and the same gradient for the real weights,
-    /// computed by a convolution of another shape. A diagnostic for GPU kernels that go wrong
-    /// on one channel count (see [`stem_padding`]).
-    fn forward_padded(&self, x: Tensor<4>, multiple: usize) -> Tensor<4> {
-        use burn::tensor::module::conv2d;
-        use burn::tensor::ops::ConvOptions;
-        let weight = self.conv.weight.val(); // [C_out, C_in, k, k]
-        let [c_out, c_in, k, _] = weight.dims();
-        let pad = c_in.next_multiple_of(multiple.max(1)) - c_in;
-        if pad == 0 {
-            return self.forward(x);
-        }
-        let [batch, _, h, w] = x.dims();
-        let device = x.device();
-        let x = Tensor::cat(vec![x, Tensor::zeros([batch, pad, h, w], &device)], 1);
-        let weight = Tensor::cat(vec![weight, Tensor::zeros([c_out, pad, k, k], &device)], 1);
-        let x = conv2d(x, weight, None, ConvOptions::new([1, 1], [k / 2, k / 2], [1, 1], 1));
-        self.norm.forward(x)
     }
 }
 
-/// `ATOMZERO_STEM_PAD=N`: the stem's convolution runs with its input channels zero-padded to a
-/// multiple of N (0 or unset: not padded). A diagnostic switch for the GPU check (the stem is
-/// the one convolution whose input channel count, the encoder's planes, is not a multiple of
-/// 32); the function and the weights' gradient are unchanged. Read once per process.
-pub fn stem_padding() -> usize {
-    static PADDING: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *PADDING.get_or_init(|| {
-        std::env::var("ATOMZERO_STEM_PAD").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0)
-    })
+/// `conv.forward(x)` with the input channels (and the weight's) zero-padded to a multiple of
+/// `multiple` (0: not padded): the same function and the same gradient for the real weights,
+/// computed by a convolution of another shape (stride 1, "same" padding, as every convolution
+/// of the net).
+fn conv_forward(conv: &Conv2d, x: Tensor<4>, multiple: usize) -> Tensor<4> {
+    use burn::tensor::module::conv2d;
+    use burn::tensor::ops::ConvOptions;
+    let weight = conv.weight.val(); // [C_out, C_in, k, k]
+    let [c_out, c_in, k, _] = weight.dims();
+    if multiple == 0 || c_in % multiple == 0 {
+        return conv.forward(x);
+    }
+    let pad = c_in.next_multiple_of(multiple) - c_in;
+    let [batch, _, h, w] = x.dims();
+    let device = x.device();
+    let x = Tensor::cat(vec![x, Tensor::zeros([batch, pad, h, w], &device)], 1);
+    let weight = Tensor::cat(vec![weight, Tensor::zeros([c_out, pad, k, k], &device)], 1);
+    let bias = conv.bias.as_ref().map(|b| b.val());
+    conv2d(x, weight, bias, ConvOptions::new([1, 1], [k / 2, k / 2], [1, 1], 1))
+}
+
+/// The multiple the convolutions' input channels are zero-padded to on `device`: 32 on a GPU
+/// (cuda, wgpu), 0 (none) on the CPU. On an H200 (burn-cubecl 0.22.1), the weight gradient of a
+/// 3×3 convolution with 16, 20 or 24 input channels came out 67–77% off while 32 and 128 were
+/// right, and padded to 32 the same gradients agreed with the CPU to 2.4e-4 (docs/gpu.md): the
+/// stem, whose input channels are the encoder's planes, is the convolution it hits. Padding
+/// changes neither the function nor the weights' gradient, only the kernel's shape.
+/// `ATOMZERO_CONV_PAD=N` overrides it on every device (0: no padding, to see the fault; read
+/// once per process).
+pub fn conv_padding(device: &Device) -> usize {
+    static OVERRIDE: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let forced = *OVERRIDE.get_or_init(|| {
+        std::env::var("ATOMZERO_CONV_PAD").ok().and_then(|v| v.trim().parse().ok())
+    });
+    forced
+        .unwrap_or_else(|| if device.clone().without_autodiff() == Device::flex() { 0 } else { 32 })
 }
 
 /// lc0's squeeze-excitation: global average pool, a bottleneck MLP, then a per-channel gate
@@ -131,9 +139,9 @@ pub struct ResidualBlock {
 }
 
 impl ResidualBlock {
-    fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let y = relu(self.first.forward(x.clone())); // [B, F, 8, 8]
-        let y = self.second.forward(y); // [B, F, 8, 8]
+    fn forward(&self, x: Tensor<4>, pad: usize) -> Tensor<4> {
+        let y = relu(self.first.forward(x.clone(), pad)); // [B, F, 8, 8]
+        let y = self.second.forward(y, pad); // [B, F, 8, 8]
         let y = match &self.se {
             Some(se) => se.forward(y), // [B, F, 8, 8]
             None => y,
@@ -216,18 +224,21 @@ impl Net {
     /// Batch norm uses batch statistics (and updates its running averages) when the input lives
     /// on an autodiff device; call [`Module::valid`] for inference with running statistics.
     pub fn forward(&self, input: Tensor<4>) -> NetOutput {
+        let pad = conv_padding(&input.device());
+        self.forward_padded(input, pad)
+    }
+
+    /// [`Net::forward`] with the convolutions' input channels padded to a multiple of `pad`
+    /// (0: none) whatever the device.
+    pub(crate) fn forward_padded(&self, input: Tensor<4>, pad: usize) -> NetOutput {
         let [batch, _, _, _] = input.dims();
-        let stem = match stem_padding() {
-            0 => self.stem.forward(input),
-            multiple => self.stem.forward_padded(input, multiple),
-        };
-        let mut x = relu(stem); // [B, F, 8, 8]
+        let mut x = relu(self.stem.forward(input, pad)); // [B, F, 8, 8]
         for block in &self.tower {
-            x = block.forward(x); // [B, F, 8, 8]
+            x = block.forward(x, pad); // [B, F, 8, 8]
         }
 
-        let p = relu(self.policy_conv.forward(x.clone())); // [B, F, 8, 8]
-        let p = self.policy_out.forward(p); // [B, 73 or 146, 8, 8]
+        let p = relu(self.policy_conv.forward(x.clone(), pad)); // [B, F, 8, 8]
+        let p = conv_forward(&self.policy_out, p, pad); // [B, 73 or 146, 8, 8]
         let (policy, opponent_policy) = if self.config.opponent_policy {
             let reply = p.clone().narrow(1, POLICY_PLANES, POLICY_PLANES); // [B, 73, 8, 8]
             (p.narrow(1, 0, POLICY_PLANES), Some(reply.reshape([batch, POLICY_SIZE])))
@@ -236,7 +247,7 @@ impl Net {
         };
         let policy = policy.reshape([batch, POLICY_SIZE]); // [B, 4672], NCHW: plane * 64 + square
 
-        let v = relu(self.value_conv.forward(x)); // [B, C, 8, 8]
+        let v = relu(self.value_conv.forward(x, pad)); // [B, C, 8, 8]
         let v = v.reshape([batch, self.config.value_channels * 64]); // [B, C * 64]
         let v = relu(self.value_hidden.forward(v)); // [B, H]
         let wdl = self.value_out.forward(v); // [B, 3]
@@ -250,23 +261,75 @@ mod tests {
     use super::*;
     use burn::tensor::TensorData;
 
-    /// The padded stem is the same function: the tiny net's stem (24 input planes) padded to
-    /// 32 and to 64 channels against the plain convolution, in eval mode.
+    /// A padded convolution is the same function: the tiny net's stem (24 input planes)
+    /// padded to 32 and to 64 channels against the plain convolution, in eval mode, and a
+    /// 1×1 convolution with a bias (as the policy head's last layer).
     #[test]
-    fn the_padded_stem_computes_the_same() {
+    fn a_padded_convolution_computes_the_same() {
         let device = Device::flex();
         let stem = ConvBn::new(24, 32, 3, &device);
+        let head = Conv2dConfig::new([24, 73], [1, 1]).init(&device);
         let values: Vec<f32> =
             (0..2 * 24 * 64).map(|i| ((i * 37 % 101) as f32 / 50.0) - 1.0).collect();
         let x = Tensor::<4>::from_data(TensorData::new(values, [2, 24, 8, 8]), &device);
-        let plain: Vec<f32> = stem.forward(x.clone()).into_data().try_to_vec::<f32>().unwrap();
-        for multiple in [32, 64] {
-            let padded: Vec<f32> =
-                stem.forward_padded(x.clone(), multiple).into_data().try_to_vec::<f32>().unwrap();
+        let host = |t: Tensor<4>| t.into_data().try_to_vec::<f32>().unwrap();
+        for (plain, padded) in [
+            (host(stem.forward(x.clone(), 0)), host(stem.forward(x.clone(), 32))),
+            (host(stem.forward(x.clone(), 0)), host(stem.forward(x.clone(), 64))),
+            (host(head.forward(x.clone())), host(conv_forward(&head, x.clone(), 32))),
+        ] {
             assert_eq!(plain.len(), padded.len());
             let worst = plain.iter().zip(&padded).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
-            assert!(worst < 1e-4, "padded to {multiple}: {worst}");
+            assert!(worst < 1e-4, "{worst}");
+            assert!(plain.iter().any(|v| v.abs() > 0.1), "outputs of zeros prove nothing");
         }
-        assert!(plain.iter().any(|v| v.abs() > 0.1), "a stem that outputs zeros proves nothing");
+    }
+
+    /// A whole net whose every convolution is padded (24 filters, 24 input planes: stem,
+    /// tower, both heads) computes the same outputs and the same gradient for every weight as
+    /// the plain net, in training mode: what the GPU devices run by default.
+    #[test]
+    fn a_padded_net_has_the_same_outputs_and_gradients() {
+        let device = Device::flex().autodiff();
+        device.seed(5);
+        let config = NetConfig { blocks: 2, filters: 24, ..NetConfig::tiny() };
+        let net = config.init(&device).unwrap();
+        let planes = config.input_planes();
+        let values: Vec<f32> =
+            (0..3 * planes * 64).map(|i| if (i * 7919) % 13 < 3 { 1.0 } else { 0.0 }).collect();
+        let x = Tensor::<4>::from_data(TensorData::new(values, [3, planes, 8, 8]), &device);
+        let run = |pad: usize| {
+            let out = net.forward_padded(x.clone(), pad);
+            let loss = out.policy.clone().powf_scalar(2.0).mean() + out.wdl.clone().sum();
+            let grads = loss.backward();
+            let weights: Vec<Vec<f32>> =
+                [&net.stem.conv, &net.tower[1].second.conv, &net.policy_out]
+                    .iter()
+                    .map(|c| {
+                        c.weight.grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap()
+                    })
+                    .collect();
+            let policy = out.policy.into_data().try_to_vec::<f32>().unwrap();
+            (policy, weights)
+        };
+        let (plain, plain_grads) = run(0);
+        let (padded, padded_grads) = run(32);
+        let close = |a: &[f32], b: &[f32]| {
+            let scale = a.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            assert!(scale > 0.0, "all zeros prove nothing");
+            let worst = a.iter().zip(b).fold(0.0f32, |m, (p, q)| m.max((p - q).abs()));
+            assert!(a.len() == b.len() && worst <= 1e-4 * scale, "{worst} of {scale}");
+        };
+        close(&plain, &padded);
+        for (a, b) in plain_grads.iter().zip(&padded_grads) {
+            close(a, b);
+        }
+    }
+
+    /// The CPU pads nothing (without `ATOMZERO_CONV_PAD` in the environment).
+    #[test]
+    fn the_cpu_pads_nothing() {
+        assert_eq!(conv_padding(&Device::flex()), 0);
+        assert_eq!(conv_padding(&Device::flex().autodiff()), 0);
     }
 }
