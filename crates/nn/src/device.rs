@@ -187,6 +187,22 @@ fn failure(
     let first = |m: &str| -> String {
         m.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(m).to_string()
     };
+    // wgpu's device thread: `Unable to acquire wgpu device: AdapterUnavailable { .., message:
+    // "no adapter found on the requested graphics API" }`.
+    let no_adapter = |m: &str| m.contains("AdapterUnavailable") || m.contains("no adapter found");
+    if kind == Some(DeviceKind::Wgpu) {
+        if let Some(m) = std::iter::once(message)
+            .chain(others.iter().map(String::as_str))
+            .find(|m| no_adapter(m))
+        {
+            let detail = first(m);
+            let detail = match detail.find("message: \"") {
+                Some(at) => detail[at + 10..].trim_end_matches(['"', '}', ' ', ')']).to_string(),
+                None => detail,
+            };
+            return DeviceError::NoAdapter { kind: DeviceKind::Wgpu, detail };
+        }
+    }
     let causes: Vec<String> = others.iter().take(2).map(|m| first(m)).collect();
     let shown = if causes.is_empty() {
         first(message)
@@ -216,7 +232,15 @@ pub enum DeviceError {
         /// The library that was looked for.
         library: &'static str,
     },
-    /// The backend is compiled in but failed at run time (no adapter, no GPU, ...).
+    /// The backend found no adapter (GPU) it can drive: no Vulkan, Metal or DX12 driver
+    /// for wgpu on this machine.
+    NoAdapter {
+        /// The requested kind.
+        kind: DeviceKind,
+        /// What the backend said.
+        detail: String,
+    },
+    /// The backend is compiled in but failed at run time (no GPU, a kernel that failed, ...).
     Unavailable(String),
 }
 
@@ -241,6 +265,12 @@ impl fmt::Display for DeviceError {
                     DeviceKind::Cuda => "NVIDIA",
                     _ => "GPU",
                 }
+            ),
+            DeviceError::NoAdapter { kind, detail } => write!(
+                f,
+                "device {kind}: no GPU adapter found ({detail}): no Vulkan, Metal or DX12 \
+                 driver it can use on this machine (with an NVIDIA GPU on Linux: the driver's \
+                 Vulkan ICD and its graphics libraries; docs/gpu.md)"
             ),
             DeviceError::Unavailable(message) => write!(f, "device failed: {message}"),
         }
@@ -304,16 +334,28 @@ mod tests {
         );
         // Other failures keep the first non-empty line of each message, the device thread's
         // named as the cause (wgpu on an H200 without glvnd said only RecvError before).
-        let other = failure(Some(DeviceKind::Wgpu), &cpu, "\nno adapter found\nbacktrace ...", &[]);
-        assert!(other.to_string().ends_with(": no adapter found"), "{other}");
-        let thread = "Unable to acquire wgpu device: AdapterUnavailable\nmore lines".to_string();
-        let other = failure(Some(DeviceKind::Wgpu), &cpu, closed, &[thread]);
+        let other = failure(Some(DeviceKind::Cuda), &cpu, "\nkernel failed\nbacktrace ...", &[]);
+        assert!(other.to_string().ends_with(": kernel failed"), "{other}");
+        let thread = "Illegal address\nmore lines".to_string();
+        let other = failure(Some(DeviceKind::Cuda), &cpu, closed, &[thread]);
         assert!(
-            other.to_string().ends_with(
-                "RecvError (on the device's thread: Unable to acquire wgpu device: \
-                 AdapterUnavailable)"
-            ),
+            other.to_string().ends_with("RecvError (on the device's thread: Illegal address)"),
             "{other}"
         );
+        // wgpu without an adapter (an H200 in a container without the driver's graphics
+        // libraries, 2026-11-28): its own error, with what the backend said.
+        let thread = "Unable to acquire wgpu device: AdapterUnavailable { device: WgpuDevice { \
+                      kind: DefaultDevice, backend: Auto }, message: \"no adapter found on the \
+                      requested graphics API\" }\nmore lines"
+            .to_string();
+        let error = failure(Some(DeviceKind::Wgpu), &cpu, closed, &[thread]);
+        assert_eq!(
+            error,
+            DeviceError::NoAdapter {
+                kind: DeviceKind::Wgpu,
+                detail: "no adapter found on the requested graphics API".to_string()
+            }
+        );
+        assert!(error.to_string().starts_with("device wgpu: no GPU adapter found (no adapter found on the requested graphics API): no Vulkan"), "{error}");
     }
 }
