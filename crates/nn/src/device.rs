@@ -190,18 +190,17 @@ fn failure(
     // wgpu's device thread: `Unable to acquire wgpu device: AdapterUnavailable { .., message:
     // "no adapter found on the requested graphics API" }`.
     let no_adapter = |m: &str| m.contains("AdapterUnavailable") || m.contains("no adapter found");
-    if kind == Some(DeviceKind::Wgpu) {
-        if let Some(m) = std::iter::once(message)
+    if kind == Some(DeviceKind::Wgpu)
+        && let Some(m) = std::iter::once(message)
             .chain(others.iter().map(String::as_str))
             .find(|m| no_adapter(m))
-        {
-            let detail = first(m);
-            let detail = match detail.find("message: \"") {
-                Some(at) => detail[at + 10..].trim_end_matches(['"', '}', ' ', ')']).to_string(),
-                None => detail,
-            };
-            return DeviceError::NoAdapter { kind: DeviceKind::Wgpu, detail };
-        }
+    {
+        let detail = first(m);
+        let detail = match detail.find("message: \"") {
+            Some(at) => detail[at + 10..].trim_end_matches(['"', '}', ' ', ')']).to_string(),
+            None => detail,
+        };
+        return DeviceError::NoAdapter { kind: DeviceKind::Wgpu, detail };
     }
     let causes: Vec<String> = others.iter().take(2).map(|m| first(m)).collect();
     let shown = if causes.is_empty() {
