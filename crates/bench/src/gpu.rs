@@ -128,7 +128,7 @@ fn host<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>> {
 }
 
 /// `x` rounded to the nearest value with `bits` mantissa bits (ties to even; 23 or more: `x`).
-pub fn round_mantissa(x: f32, bits: u32) -> f32 {
+fn round_mantissa(x: f32, bits: u32) -> f32 {
     if bits >= 23 || !x.is_finite() {
         return x;
     }
@@ -228,10 +228,9 @@ pub fn run(
             trainer.step(&on_cpu, 1e-2);
         }
         let net = trainer.into_net().valid();
-        let compared = match round_bits {
-            Some(bits) => net.clone().map(&mut RoundMantissa(bits)),
-            None => net.clone(),
-        };
+        // The net the compared device runs: `net`, or a copy with its weights rounded.
+        let rounded = round_bits.map(|bits| net.clone().map(&mut RoundMantissa(bits)));
+        let compared = rounded.as_ref().unwrap_or(&net);
 
         // Forward, eval mode.
         let planes = encoder.planes();
@@ -260,7 +259,7 @@ pub fn run(
         // One training step's losses and gradients, training mode.
         let (cpu_losses, cpu_grads) = step_on(&net, &batch, &cpu)?;
         let t0 = Instant::now();
-        let (gpu_losses, gpu_grads) = step_on(&compared, &batch, &gpu)?;
+        let (gpu_losses, gpu_grads) = step_on(compared, &batch, &gpu)?;
         let step_secs = t0.elapsed().as_secs_f64();
         for (i, loss) in ["total", "policy", "value"].iter().enumerate() {
             verdicts.check(
