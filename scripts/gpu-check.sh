@@ -25,16 +25,21 @@
 #      devices pad their input channels to a multiple of 32 by default, because burn-cubecl
 #      0.22.1's weight gradient is wrong for 16, 20 and 24 input channels; docs/gpu.md). A
 #      control: it FAILS on stem.conv.weight while that fault is there; when it passes after
-#      a Burn upgrade, the padding can go.
+#      a Burn upgrade, the padding can go;
+#   selfplay: atomzero bench selfplay on the device with configs/default.toml's net and a
+#      short search (32 visits full / 8 cheap, 16 games per worker, at most 120 plies): each
+#      worker's own batch against one batch shared by all workers, each with the network's
+#      busy share and its speed inside self-play against raw inference of the same batches
+#      (why `run`'s GPU share is low). --selfplay-games N (default 256), limit --bench-seconds.
 # With --cpu: a rehearsal on any machine (no GPU needed): the bundle, the binary, step 2 with
 # the CPU against itself, step 3 as `bench net --device cpu --quick --config tiny`, step 4 on
 # the CPU for --run-minutes (default 1 here) without nvidia-smi. It runs every part of the
 # script that does not need a GPU.
 #
 # Usage: bash scripts/gpu-check.sh [--wgpu | --cpu] [--run-minutes M] [--budget S]
-#                                  [--batches LIST] [--steps sweep,check,nopad,bench,run]
+#                                  [--batches LIST] [--steps sweep,check,nopad,bench,selfplay,run]
 #                                  [--nets tiny|default|both] [--check-seconds S]
-#                                  [--bench-seconds S]
+#                                  [--bench-seconds S] [--selfplay-games N]
 #                                  [--bundle DIR] [--out DIR]
 # --nets: the nets of step 2 (default both); --check-seconds: step 2's time limit (default
 # 300: the default net's first training step compiles and autotunes its kernels for 1-2
@@ -53,6 +58,7 @@ steps=check,bench,run
 nets=both
 check_seconds=300
 bench_seconds=300
+selfplay_games=256
 out=${OUT:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -65,6 +71,7 @@ while [ $# -gt 0 ]; do
     --nets) nets=${2:?}; shift 2 ;;
     --check-seconds) check_seconds=${2:?}; shift 2 ;;
     --bench-seconds) bench_seconds=${2:?}; shift 2 ;;
+    --selfplay-games) selfplay_games=${2:?}; shift 2 ;;
     --bundle) bundle=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
@@ -76,6 +83,8 @@ if [ -z "$run_minutes" ]; then
 fi
 work=$(mktemp -d)
 sampler=""
+egl_first=""
+other_icd=""
 cleanup() {
   [ -n "$sampler" ] && kill "$sampler" 2> /dev/null
   rm -rf "$work"
@@ -159,10 +168,19 @@ if [ "$route" = wgpu ]; then
   else
     echo "the driver's Vulkan library (libGLX_nvidia.so.0) is not installed: wgpu will find no NVIDIA adapter"
   fi
-  # What the driver's Vulkan needs besides libGLX_nvidia.so.0: on the H200 of 2026-11-28 the
-  # loader found the ICD but "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr'"
-  # (NVIDIA/nvidia-container-toolkit#191 and #1952: containers given the driver's compute
-  # part only, or headless GLX). What this machine has, for the next attempt:
+  # Headless machines: the driver's EGL library as the ICD first. On the H200 of 2026-11-28
+  # the loader found libGLX_nvidia.so.0 but "Could not get 'vkCreateInstance' via
+  # 'vk_icdGetInstanceProcAddr'" (NVIDIA/nvidia-container-toolkit#191, #1952: no X server),
+  # and libEGL_nvidia.so.0 worked. The check retries with the other ICD if this one fails.
+  if ldconfig -p 2> /dev/null | grep -q 'libEGL_nvidia.so.0 '; then
+    echo '{"file_format_version": "1.0.1", "ICD": {"library_path": "libEGL_nvidia.so.0", "api_version": "1.3"}}' \
+      > "$work/nvidia_egl_icd.json"
+    other_icd="${VK_ICD_FILENAMES:-}"
+    export VK_DRIVER_FILES="$work/nvidia_egl_icd.json" VK_ICD_FILENAMES="$work/nvidia_egl_icd.json"
+    echo "Vulkan ICD: the driver's libEGL_nvidia.so.0 ($VK_ICD_FILENAMES; the other one is the second try)"
+    egl_first=1
+  fi
+  # What this machine has:
   echo "NVIDIA_DRIVER_CAPABILITIES=${NVIDIA_DRIVER_CAPABILITIES:-(unset)}; device nodes: $(ls /dev/nvidia* 2> /dev/null | tr '\n' ' ')"
   echo "driver libraries for Vulkan: $(ldconfig -p 2> /dev/null | grep -oE '(libGLX_nvidia|libEGL_nvidia|libnvidia-(glcore|glvkspirv|gpucomp|tls|glsi|eglcore))\.so[.0-9]*' | sort -u | tr '\n' ' ')"
 fi
@@ -190,13 +208,16 @@ fi
 if wants check; then
   step "atomzero gpu-check --device $route --config $nets"
   if ! run_step "$check_seconds" "gpu-check" "$bin" gpu-check --device "$route" --config "$nets" &&
-    [ "$route" = wgpu ] && ldconfig -p 2> /dev/null | grep -q 'libEGL_nvidia.so.0 '; then
-    # A second try: the driver's EGL library as the Vulkan ICD (headless, no GLX).
-    echo '{"file_format_version": "1.0.1", "ICD": {"library_path": "libEGL_nvidia.so.0", "api_version": "1.3"}}' \
-      > "$work/nvidia_egl_icd.json"
-    export VK_DRIVER_FILES="$work/nvidia_egl_icd.json" VK_ICD_FILENAMES="$work/nvidia_egl_icd.json"
-    step "atomzero gpu-check --device wgpu --config $nets, the ICD libEGL_nvidia.so.0 (second try)"
-    run_step "$check_seconds" "gpu-check, EGL ICD" "$bin" gpu-check --device "$route" --config "$nets"
+    [ -n "$egl_first" ]; then
+    # A second try with the ICD the machine names (or the GLX one written above), in case
+    # the EGL one was what failed.
+    if [ -n "$other_icd" ]; then
+      export VK_DRIVER_FILES="$other_icd" VK_ICD_FILENAMES="$other_icd"
+    else
+      unset VK_DRIVER_FILES VK_ICD_FILENAMES
+    fi
+    step "atomzero gpu-check --device wgpu --config $nets, the machine's own ICD (second try)"
+    run_step "$check_seconds" "gpu-check, second ICD" "$bin" gpu-check --device "$route" --config "$nets"
   fi
 fi
 
@@ -208,6 +229,15 @@ elif [ "$route" = cpu ]; then
 else
   step "atomzero bench net --device $route --batches $batches"
   run_step "$bench_seconds" "bench net" "$bin" bench net --device "$route" --batches "$batches"
+fi
+
+if wants selfplay; then
+  sed -e "s/^device = .*/device = \"$route\"/" -e 's/^visits = .*/visits = 32/' \
+    -e 's/^cheap_visits = .*/cheap_visits = 8/' -e 's/^games_per_worker = .*/games_per_worker = 16/' \
+    -e 's/^max_plies = .*/max_plies = 120/' configs/default.toml > "$work/selfplay.toml"
+  step "atomzero bench selfplay --games $selfplay_games (configs/default.toml's net, device $route, 32/8 visits, 16 games a worker)"
+  run_step "$bench_seconds" "bench selfplay" "$bin" bench selfplay --config "$work/selfplay.toml" \
+    --games "$selfplay_games" --batching both
 fi
 
 if wants run && [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then

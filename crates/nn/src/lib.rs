@@ -35,7 +35,7 @@ pub use checkpoint::{
 };
 pub use config::{ConfigError, FieldDifference, MAX_WEIGHT_BYTES, NetConfig, human_bytes};
 pub use device::{DeviceError, DeviceKind, check_device, device_name};
-pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator};
+pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator, batch_padding, padded_batch};
 pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx};
 pub use layout::{Layer, LayerKind, NetLayout, TensorRole, TensorSpec};
 pub use model::{Net, NetOutput};
