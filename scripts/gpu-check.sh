@@ -14,6 +14,10 @@
 #      positions/s as the run reports them (a line every 30 s), training samples/s if a
 #      generation's self-play finishes in time, and the GPU's busy share (the mean of
 #      nvidia-smi's utilization.gpu: the share of each second during which a kernel ran).
+#      --run-games N: a generation of N games (games_per_generation = N, spread over the
+#      workers at once) and --run-steps S training steps, so that a short run reaches
+#      training and prints its samples/s (configs/default.toml's 5,000 games do not finish
+#      in minutes).
 # With --wgpu instead: steps 1-3 on the wgpu backend (Vulkan on the NVIDIA driver; the
 # bundle's libvulkan.so.1 is used where the machine has no Vulkan loader, and an ICD file
 # naming the driver's libGLX_nvidia.so.0 is written where the driver installed none).
@@ -40,6 +44,7 @@
 #                                  [--batches LIST] [--steps sweep,check,nopad,bench,selfplay,run]
 #                                  [--nets tiny|default|both] [--check-seconds S]
 #                                  [--bench-seconds S] [--selfplay-games N]
+#                                  [--run-games N] [--run-steps S]
 #                                  [--bundle DIR] [--out DIR]
 # --nets: the nets of step 2 (default both); --check-seconds: step 2's time limit (default
 # 300: the default net's first training step compiles and autotunes its kernels for 1-2
@@ -59,6 +64,8 @@ nets=both
 check_seconds=300
 bench_seconds=300
 selfplay_games=256
+run_games=""
+run_steps=""
 out=${OUT:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -72,6 +79,8 @@ while [ $# -gt 0 ]; do
     --check-seconds) check_seconds=${2:?}; shift 2 ;;
     --bench-seconds) bench_seconds=${2:?}; shift 2 ;;
     --selfplay-games) selfplay_games=${2:?}; shift 2 ;;
+    --run-games) run_games=${2:?}; shift 2 ;;
+    --run-steps) run_steps=${2:?}; shift 2 ;;
     --bundle) bundle=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
@@ -251,6 +260,17 @@ if wants run && [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
   sed -e "s/^device = .*/device = \"$route\"/" -e "s/^eval_games = .*/eval_games = 0/" \
     configs/default.toml > "$work/default.toml"
   grep -q '^eval_games = 0$' "$work/default.toml" || failed+=("configs/default.toml has no eval_games line")
+  if [ -n "$run_games" ]; then
+    per_worker=$(((run_games + $(nproc) - 1) / $(nproc)))
+    sed -i -e "s/^games_per_generation = .*/games_per_generation = $run_games/" \
+      -e "s/^games_per_worker = .*/games_per_worker = $per_worker/" \
+      -e "s/^games_per_shard = .*/games_per_shard = $run_games/" "$work/default.toml"
+    echo "a generation of $run_games games ($per_worker per worker)"
+  fi
+  if [ -n "$run_steps" ]; then
+    sed -i "s/^steps_per_generation = .*/steps_per_generation = $run_steps/" "$work/default.toml"
+    echo "$run_steps training steps a generation"
+  fi
   if [ "$route" = cuda ] && command -v nvidia-smi > /dev/null; then
     nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
       -lms 1000 > "$work/smi.csv" &
@@ -276,7 +296,7 @@ if wants run && [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
   echo "-- the run in figures"
   grep -E 'positions/s' "$work/run.out" | tail -n 1 | sed 's/^/self-play (last progress line): /'
   grep -E 'samples/s' "$work/run.out" | tail -n 1 | sed 's/^/training (last line): /' ||
-    echo "training: not reached within $seconds s (a generation is 5000 games); see bench net's train batch 512"
+    echo "training: not reached within $seconds s (a generation is $(awk -F' = ' '/^games_per_generation/ { print $2 }' "$work/default.toml") games); see bench net's train batch 512"
   awk -F', *' '$2 ~ /^[0-9]+$/ { n++; sum += $2; if ($2 > 0) busy++; mem = $3 > mem ? $3 : mem }
     END { if (n) printf "GPU busy share: mean utilization.gpu %.1f%% over %d samples (1/s); a kernel running in %.1f%% of them; peak memory %d MiB\n", sum / n, n, 100 * busy / n, mem;
           else print "GPU busy share: no nvidia-smi samples" }' "$work/smi.csv"
