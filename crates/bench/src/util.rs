@@ -5,7 +5,7 @@ use atomzero_encoding::{Batch, Encoder};
 use atomzero_mcts::Rng;
 use atomzero_nn::NetConfig;
 use atomzero_replay::{EndReason, GameRecord, MoveRecord, ReplayWindow, SearchTarget};
-use atomzero_rules::{Position, Variant};
+use atomzero_rules::{Color, Position, Variant};
 use std::time::Instant;
 
 pub(crate) fn time_median(seconds: f64, mut f: impl FnMut()) -> f64 {
@@ -22,11 +22,13 @@ pub(crate) fn time_median(seconds: f64, mut f: impl FnMut()) -> f64 {
 }
 
 /// `n` random atomic games (fixed seed) recorded as self-play would, every move a training
-/// target with a few visited moves.
+/// target with a few visited moves. Their results cycle through a white win, a black win (by
+/// resignation) and a draw (the length limit), so that the value targets differ and a
+/// training step's value loss (and its gradients, which `gpu-check` compares) is not zero.
 pub(crate) fn random_games(n: usize, seed: u64) -> Vec<GameRecord> {
     let mut rng = Rng::new(seed);
     (0..n)
-        .map(|_| {
+        .map(|i| {
             let start = Position::new(Variant::Atomic);
             let mut pos = start;
             let mut moves = Vec::new();
@@ -51,8 +53,8 @@ pub(crate) fn random_games(n: usize, seed: u64) -> Vec<GameRecord> {
                 start_fen: start.fen(),
                 chess960: false,
                 moves,
-                winner: None,
-                reason: EndReason::MaxLength,
+                winner: [Some(Color::White), Some(Color::Black), None][i % 3],
+                reason: if i % 3 == 2 { EndReason::MaxLength } else { EndReason::Resignation },
                 resign_disabled: false,
                 resign_point: None,
             }
