@@ -8,10 +8,11 @@
 //! initialiser's.
 //!
 //! Each figure is the largest absolute difference over a tensor divided by the largest
-//! absolute value of the CPU's tensor (a loss: by the CPU's total loss), compared with a tolerance that
-//! allows TF32 on tensor cores (cubek's matmul uses it for f32 where the GPU has it: a 10-bit
-//! mantissa, ~1e-3 relative per product) and a different order of summation, while a wrong
-//! kernel (a transposed weight, a missing term) is off by the order of the values themselves.
+//! absolute value of the CPU's tensor (a loss: its difference over the CPU's total loss; a
+//! gradient: the relative L2 difference), compared with a tolerance that allows TF32 on
+//! tensor cores (cubek's matmul uses it for f32 where the GPU has it: a 10-bit mantissa, ~1e-3
+//! relative per product) and a different order of summation, while a wrong kernel (a
+//! transposed weight, a missing term) is off by the order of the values themselves.
 
 use crate::error::{BenchError, Context, Result};
 use crate::util::{encoded_positions, random_games};

@@ -180,12 +180,12 @@ fn evaluator_priors_cover_exactly_the_legal_moves() {
     // Chunking gives the same answers (up to summation order in the kernels).
     let chunked = NetEvaluator::new(&net, &device(), 7).evaluate(&requests);
     assert_close(&out, &chunked, 1e-5);
-    // So does zero-padding each chunk (as GPU devices do): 40 positions as 64 rows, and in
-    // chunks of 24 as 32 + 16 rows.
-    let padded = NetEvaluator::new(&net, &device(), 256).with_batch_padding(true);
-    assert_close(&out, &padded.evaluate(&requests), 1e-5);
-    let padded = NetEvaluator::new(&net, &device(), 24).with_batch_padding(true);
-    assert_close(&out, &padded.evaluate(&requests), 1e-5);
+    // So does zero-padding each chunk (as GPU devices do): 40 positions as 64 rows (largest
+    // batch 256) and as 48 (largest batch 48), and in chunks of 28 and 12, the 12 as 16 rows.
+    for max_batch in [256, 48, 28] {
+        let padded = NetEvaluator::new(&net, &device(), max_batch).with_batch_padding(true);
+        assert_close(&out, &padded.evaluate(&requests), 1e-5);
+    }
     assert!(evaluator.evaluate(&[]).is_empty());
 }
 
