@@ -54,6 +54,12 @@ pub struct SearchConfig {
     /// 3 also a leaf whose side to move has a threat nothing parries as won (three plies);
     /// 0 (or 1) checks nothing beyond [`SearchConfig::instant_wins`].
     pub tactics: u8,
+    /// Weight `α` of the implicit minimax value in selection (Lanctot, Winands, Pepels and
+    /// Sturtevant, "Monte Carlo Tree Search with Heuristic Evaluations using Implicit Minimax
+    /// Backups", 2014): every node also keeps the minimax value of the network's evaluations
+    /// below it ([`crate::tree::Node::minimax`]), and a visited child is scored by
+    /// `(1 − α) · Q + α · minimax` instead of `Q`. 0 (the default) is plain PUCT.
+    pub minimax_weight: f32,
 }
 
 impl Default for SearchConfig {
@@ -74,6 +80,7 @@ impl Default for SearchConfig {
             instant_wins: false,
             lcb_stdevs: 0.0,
             tactics: 0,
+            minimax_weight: 0.0,
         }
     }
 }

@@ -45,9 +45,10 @@ impl RootChild {
         fresh_prior: f32::NEG_INFINITY,
     };
 
-    /// The inputs of a child reached by an edge with `prior`.
+    /// The inputs of a child reached by an edge with `prior` (its Q mixed with its minimax
+    /// value by `minimax_weight`, [`Node::mixed_q`]).
     #[inline]
-    pub fn new(prior: f32, child: &Node, virtual_loss: f32) -> RootChild {
+    pub fn new(prior: f32, child: &Node, virtual_loss: f32, minimax_weight: f32) -> RootChild {
         let unscored = RootChild {
             q: f32::NEG_INFINITY,
             p: 0.0,
@@ -65,6 +66,7 @@ impl RootChild {
                 - child.win_loss_sum[1]
                 - virtual_loss * child.in_flight as f32)
                 / n;
+            let q = child.mixed_q(q, minimax_weight);
             return RootChild { q, p: prior, d: 1.0 + n, visited_prior: prior, ..unscored };
         }
         let visited_prior = if in_tree > 0 { prior } else { 0.0 };
@@ -295,7 +297,7 @@ mod tests {
                         };
                     }
                 }
-                children.push(RootChild::new(prior, &node, 1.0));
+                children.push(RootChild::new(prior, &node, 1.0, 0.0));
             }
             let c_sqrt_n = [0.0, 1.25, 2.5 * (round % 7) as f32][round % 3];
             let parent_q = [-0.0, 0.0, 0.25, -1.0][round % 4];

@@ -265,7 +265,9 @@ pub struct Node {
     pub in_flight: u16,
     /// For a proven node, the plies from its position to the end of the game under the
     /// play that proved it (0 for a finished game; a proven win counts the quickest end found,
-    /// a proven loss the longest resistance); 0 while unproven.
+    /// a proven loss the longest resistance). While unproven the same 16 bits hold the node's
+    /// implicit minimax value ([`Node::minimax`]; 0 unless the search uses one), so that the
+    /// node stays 32 bytes: a proven node's value is exact and needs no estimate.
     pub plies: u16,
     /// Sums of the win and loss probabilities of all completed visits, for the player who
     /// moved into this position (each visit adds a WDL summing to 1, so the draw sum is
@@ -327,6 +329,32 @@ impl Node {
             return 0.0;
         }
         (self.win_loss_sum[0] - self.win_loss_sum[1]) / self.visits as f32
+    }
+
+    /// The implicit minimax value (win − loss, for the player who moved here) of an unproven
+    /// node ([`crate::SearchConfig::minimax_weight`]): the network's value of the position
+    /// while none of its children has a completed visit, then the minimax of its children's.
+    /// Kept in [`Node::plies`]'s bits in steps of 1/32767; meaningless for a proven node.
+    #[inline]
+    pub fn minimax(&self) -> f32 {
+        f32::from(self.plies as i16) / 32767.0
+    }
+
+    /// Stores `value` (clamped to [−1, 1]) as the implicit minimax value; a proven node's
+    /// [`Node::plies`] is left alone.
+    #[inline]
+    pub fn set_minimax(&mut self, value: f32) {
+        if self.proven == Proven::Unknown {
+            self.plies = ((value.clamp(-1.0, 1.0) * 32767.0).round() as i16) as u16;
+        }
+    }
+
+    /// The value selection scores a visited, unproven child by: `q` (its virtual-loss Q)
+    /// moved towards its minimax value by `weight`; `q` itself at weight 0 or without a
+    /// completed visit.
+    #[inline]
+    pub fn mixed_q(&self, q: f32, weight: f32) -> f32 {
+        if weight > 0.0 && self.visits > 0 { q + weight * (self.minimax() - q) } else { q }
     }
 
     /// Mean WDL for the player who moved here.

@@ -25,6 +25,7 @@
 //! | `LcbStdevs` | string (number) | play the root move with the highest lower confidence bound of its value, this many standard errors below its mean (KataGo's `lcbStdevs`), instead of the most visited one (default 5); 0 = most visited |
 //! | `AlphaBetaShare` | spin (0–90, %) | share of each move's time spent first on an alpha-beta search over material ([`atomzero_mcts::alphabeta`]); the root moves it finds 3 pawns or more worse than its best (a lost piece or king within its horizon) are left out of the MCTS; 0 = off |
 //! | `NNCacheSize` | spin (entries) | network evaluations kept by position ([`atomzero_mcts::EvalCache`], lc0's name): a transposition or the next move's search does not ask the network again; 0 = no cache |
+//! | `MinimaxWeight` | string (number, 0–1) | weight `α` of each node's implicit minimax value (the minimax of the network's evaluations below it, Lanctot et al. 2014) in selection: a visited child scores `(1 − α) · Q + α · minimax`; 0 (default) = plain PUCT |
 //! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
 
 use crate::worker::SharedEvaluator;
@@ -105,6 +106,8 @@ pub enum OptionId {
     AlphaBetaShare,
     /// `NNCacheSize`.
     NnCacheSize,
+    /// `MinimaxWeight`.
+    MinimaxWeight,
 }
 
 /// The range of a `spin` option.
@@ -118,7 +121,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 22] = [
+    pub const ALL: [OptionId; 23] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -141,6 +144,7 @@ impl OptionId {
         OptionId::Tactics,
         OptionId::AlphaBetaShare,
         OptionId::NnCacheSize,
+        OptionId::MinimaxWeight,
     ];
 
     /// The name GUIs use.
@@ -168,6 +172,7 @@ impl OptionId {
             OptionId::Tactics => "Tactics",
             OptionId::AlphaBetaShare => "AlphaBetaShare",
             OptionId::NnCacheSize => "NNCacheSize",
+            OptionId::MinimaxWeight => "MinimaxWeight",
         }
     }
 
@@ -200,6 +205,9 @@ impl OptionId {
                 "percent of the move time for the alpha-beta check of the root moves (0: off)"
             }
             OptionId::NnCacheSize => "network evaluations kept by position (0: no cache)",
+            OptionId::MinimaxWeight => {
+                "weight of the implicit minimax value in selection (0: plain PUCT)"
+            }
         }
     }
 
@@ -288,6 +296,8 @@ pub struct Options {
     pub alphabeta_share: u64,
     /// `NNCacheSize` (entries; 0 = no cache).
     pub nn_cache_size: u64,
+    /// `MinimaxWeight` ([`SearchConfig::minimax_weight`]).
+    pub minimax_weight: f32,
 }
 
 impl Default for Options {
@@ -315,6 +325,7 @@ impl Default for Options {
             tactics: DEFAULT_TACTICS,
             alphabeta_share: DEFAULT_ALPHABETA_SHARE,
             nn_cache_size: DEFAULT_NN_CACHE_SIZE,
+            minimax_weight: SearchConfig::default().minimax_weight,
         }
     }
 }
@@ -372,6 +383,7 @@ impl Options {
             fpu_reduction_root: self.fpu_reduction_root,
             lcb_stdevs: self.lcb_stdevs,
             tactics: u8::try_from(self.tactics).unwrap_or(u8::MAX),
+            minimax_weight: self.minimax_weight,
             ..base
         }
     }
@@ -428,6 +440,7 @@ impl Options {
                     OptionId::Tactics => spin(self.tactics),
                     OptionId::AlphaBetaShare => spin(self.alphabeta_share),
                     OptionId::NnCacheSize => spin(self.nn_cache_size),
+                    OptionId::MinimaxWeight => number(self.minimax_weight),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -530,6 +543,7 @@ impl Options {
             OptionId::Tactics => self.tactics = spin()?,
             OptionId::AlphaBetaShare => self.alphabeta_share = spin()?,
             OptionId::NnCacheSize => self.nn_cache_size = spin()?,
+            OptionId::MinimaxWeight => self.minimax_weight = number(0.0, 1.0)?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,

@@ -16,6 +16,7 @@ impl Search {
                 sample.add(at_child[0] - at_child[2]);
             }
         }
+        let leaf_value = wdl[0] - wdl[2];
         for &id in path.iter().rev() {
             let node = &mut self.nodes[id as usize];
             node.visits += 1;
@@ -25,6 +26,40 @@ impl Search {
             node.win_loss_sum[0] += wdl[0];
             node.win_loss_sum[1] += wdl[2];
             wdl = flip_wdl(wdl);
+        }
+        if self.config.minimax_weight > 0.0 {
+            self.backup_minimax(path, leaf_value);
+        }
+    }
+
+    /// Updates the implicit minimax values ([`crate::tree::Node::minimax`]) of the nodes of `path`, from the
+    /// last up: a node with a child that has a completed visit (or a proof) takes the best of
+    /// its children's values for its side to move, flipped; the last node without such a
+    /// child takes `leaf_value` (its evaluation, for the player who moved into it). Children
+    /// without a completed visit are left out, as Lanctot et al. leave out unexpanded ones.
+    pub(super) fn backup_minimax(&mut self, path: &[NodeId], leaf_value: f32) {
+        for (depth, &id) in path.iter().enumerate().rev() {
+            let node = &self.nodes[id as usize];
+            if node.proven != Proven::Unknown {
+                continue;
+            }
+            let mut best = f32::NEG_INFINITY;
+            for child in &self.nodes[node.children()] {
+                let value = match child.proven {
+                    Proven::Unknown if child.visits > 0 => child.minimax(),
+                    Proven::Unknown => continue,
+                    Proven::Win => 1.0,
+                    Proven::Draw => 0.0,
+                    Proven::Loss => -1.0,
+                };
+                best = best.max(value);
+            }
+            let node = &mut self.nodes[id as usize];
+            if best > f32::NEG_INFINITY {
+                node.set_minimax(-best);
+            } else if depth + 1 == path.len() {
+                node.set_minimax(leaf_value);
+            }
         }
     }
 
@@ -59,6 +94,10 @@ impl Search {
             let node = &mut self.nodes[parent];
             node.proven = proven;
             node.plies = plies.saturating_add(1);
+        }
+        // The backup before the proof used the proven nodes' estimates.
+        if self.config.minimax_weight > 0.0 {
+            self.backup_minimax(path, 0.0);
         }
     }
 

@@ -151,7 +151,7 @@ impl Search {
     /// Recomputes the selection inputs of all the root's children.
     pub(super) fn rebuild_root_children(&mut self) {
         let mut inputs = std::mem::take(&mut self.root_children);
-        let virtual_loss = self.config.virtual_loss;
+        let (virtual_loss, minimax_weight) = (self.config.virtual_loss, self.config.minimax_weight);
         let expanded = self.nodes[0].expansion == Expansion::Expanded;
         let mut excluded = std::mem::take(&mut self.excluded);
         excluded.clear();
@@ -160,7 +160,11 @@ impl Search {
         }
         inputs.rebuild(self.root_edges().filter(|_| expanded).zip(&excluded).map(
             |((e, c), &out)| {
-                if out { RootChild::EXCLUDED } else { RootChild::new(e.prior, c, virtual_loss) }
+                if out {
+                    RootChild::EXCLUDED
+                } else {
+                    RootChild::new(e.prior, c, virtual_loss, minimax_weight)
+                }
             },
         ));
         self.excluded = excluded;
@@ -192,7 +196,13 @@ impl Search {
             let inputs = if self.excluded.get(k).copied().unwrap_or(false) {
                 RootChild::EXCLUDED
             } else {
-                RootChild::new(edge.prior, &self.nodes[id as usize], self.config.virtual_loss)
+                let config = &self.config;
+                RootChild::new(
+                    edge.prior,
+                    &self.nodes[id as usize],
+                    config.virtual_loss,
+                    config.minimax_weight,
+                )
             };
             self.root_children.set(k, inputs);
         }

@@ -25,6 +25,7 @@ impl Search {
             return self.select_root_edge(c_sqrt_n);
         }
         let virtual_loss = self.config.virtual_loss;
+        let minimax_weight = self.config.minimax_weight;
         let mut visited_prior = 0.0f32;
         let mut best = EdgeId::MAX;
         let mut best_score = f32::NEG_INFINITY;
@@ -50,7 +51,7 @@ impl Search {
                     - child.win_loss_sum[1]
                     - virtual_loss * child.in_flight as f32)
                     / n;
-                q + c_sqrt_n * prior / (1.0 + n)
+                child.mixed_q(q, minimax_weight) + c_sqrt_n * prior / (1.0 + n)
             } else {
                 if in_tree > 0 {
                     visited_prior += prior;

@@ -74,11 +74,13 @@ fn reference_select(search: &Search, parent: NodeId) -> EdgeId {
             Proven::Draw => c_sqrt_n * edge.prior / (1.0 + n),
             Proven::Unknown if n == 0.0 => fpu + c_sqrt_n * edge.prior,
             Proven::Unknown => {
-                (child.win_loss_sum[0]
+                let q = (child.win_loss_sum[0]
                     - child.win_loss_sum[1]
                     - config.virtual_loss * child.in_flight as f32)
-                    / n
-                    + c_sqrt_n * edge.prior / (1.0 + n)
+                    / n;
+                let w = config.minimax_weight;
+                let q = if child.visits > 0 { (1.0 - w) * q + w * child.minimax() } else { q };
+                q + c_sqrt_n * edge.prior / (1.0 + n)
             }
         };
         if score > best_score {
@@ -100,8 +102,11 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
         }
         // Odd seeds with a steep growth of the exploration constant (`c_factor`, a small
         // `c_base`), so that a selection ignoring it would disagree.
+        // Seeds 2 and 4 with implicit minimax values in the scores.
         let config = if seed % 2 == 1 {
             SearchConfig { c_base: 50.0, c_factor: 2.0, ..SearchConfig::default() }
+        } else if seed > 0 {
+            SearchConfig { minimax_weight: 0.4, ..SearchConfig::default() }
         } else {
             SearchConfig::default()
         };
@@ -123,6 +128,75 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
         check_counts(&search);
     }
     assert!(checked > 400, "{checked} nodes checked");
+}
+
+/// Checks that every unproven node with a valued child (a completed visit or a proof) holds
+/// the negated best of its children's values as its implicit minimax value; returns how many
+/// nodes it checked.
+fn check_minimax(search: &Search) -> usize {
+    let mut checked = 0;
+    let mut stack = vec![0 as NodeId];
+    while let Some(id) = stack.pop() {
+        let node = &search.nodes[id as usize];
+        let children = &search.nodes[node.children()];
+        stack.extend(node.children().map(|c| c as NodeId));
+        let best = children
+            .iter()
+            .filter_map(|c| match c.proven {
+                Proven::Unknown if c.visits > 0 => Some(c.minimax()),
+                Proven::Unknown => None,
+                Proven::Win => Some(1.0),
+                Proven::Draw => Some(0.0),
+                Proven::Loss => Some(-1.0),
+            })
+            .fold(f32::NEG_INFINITY, f32::max);
+        if id != 0 && node.proven == Proven::Unknown && best > f32::NEG_INFINITY {
+            let error = (node.minimax() + best).abs();
+            assert!(error <= 1.0 / 32767.0, "node {id}: {} vs -{best}", node.minimax());
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn implicit_minimax_values_are_the_minimax_of_the_evaluations_below() {
+    for (seed, pos) in [(1u64, Position::new(Variant::Atomic)), (2, mate_threat_position())] {
+        let config = SearchConfig {
+            minimax_weight: 0.3,
+            instant_wins: true,
+            ..SearchConfig::default().without_noise()
+        };
+        let mut search = Search::new(&Game::new(pos), config, seed);
+        search.run(&RandomEvaluator { seed }, 1500, 4);
+        let checked = check_minimax(&search);
+        assert!(checked > 100, "{checked} nodes checked");
+        // A leaf's value is its evaluation until a child of it is visited: some leaves of
+        // a random evaluator's tree must hold values other than 0.
+        assert!(search.nodes.iter().any(|n| n.proven == Proven::Unknown && n.minimax() != 0.0));
+        // After tree reuse and more search (leaves in flight dropped), still consistent.
+        let best = search.best_move().unwrap();
+        search.gather(6);
+        search.advance(best);
+        search.run(&RandomEvaluator { seed }, search.root_visits() + 500, 4);
+        assert!(check_minimax(&search) > 50);
+        // Without the weight nothing is written: the bits are the proofs' plies only.
+        let plain = SearchConfig { minimax_weight: 0.0, ..config };
+        let mut search = Search::new(&Game::new(pos), plain, seed);
+        search.run(&RandomEvaluator { seed }, 500, 4);
+        assert!(search.nodes.iter().all(|n| n.proven != Proven::Unknown || n.plies == 0));
+    }
+}
+
+/// A middlegame position from a game of the book, with explosions a few plies away (so the
+/// search proves some nodes).
+fn mate_threat_position() -> Position {
+    let mut pos = Position::new(Variant::Atomic);
+    for uci in ["e2e3", "f7f6", "g1h3", "e7e6", "h3g5", "f6g5", "d1h5", "g7g6"] {
+        let mv = pos.parse_uci(uci).unwrap();
+        pos.play_unchecked(mv);
+    }
+    pos
 }
 
 #[test]
@@ -306,11 +380,9 @@ fn check_selection(search: &Search) -> usize {
         assert_eq!(search.select_edge(id), reference_select(search, id), "node {id}");
         if id == 0 {
             // The stored selection inputs of the root's children are up to date.
-            let fresh = RootInputs::from_children(
-                search
-                    .root_edges()
-                    .map(|(e, c)| RootChild::new(e.prior, c, search.config.virtual_loss)),
-            );
+            let fresh = RootInputs::from_children(search.root_edges().map(|(e, c)| {
+                RootChild::new(e.prior, c, search.config.virtual_loss, search.config.minimax_weight)
+            }));
             assert_eq!(search.root_children, fresh);
             // Every walk scans the root's children: they all have nodes.
             assert_eq!(node.n_children, node.n_edges);
