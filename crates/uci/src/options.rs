@@ -560,6 +560,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_minimax_weight_reaches_the_search_within_its_range() {
+        let mut o = Options::default();
+        let base = SearchConfig::default();
+        assert_eq!(o.search_config(base).minimax_weight, 0.0);
+        assert_eq!(o.set("minimaxweight", Some("0.1")), Ok(OptionId::MinimaxWeight));
+        assert_eq!(o.search_config(base).minimax_weight, 0.1);
+        for bad in ["-0.1", "1.5", "nan", "x"] {
+            assert!(o.set("MinimaxWeight", Some(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(o.search_config(base).minimax_weight, 0.1);
+        let lines = o.declarations();
+        assert!(lines.iter().any(|l| l == "option name MinimaxWeight type string default 0.1"));
+    }
+
+    #[test]
     fn the_exploration_growth_options_reach_the_search() {
         let mut o = Options::default();
         let base = SearchConfig::default();

@@ -32,11 +32,12 @@ impl Search {
         }
     }
 
-    /// Updates the implicit minimax values ([`crate::tree::Node::minimax`]) of the nodes of `path`, from the
-    /// last up: a node with a child that has a completed visit (or a proof) takes the best of
-    /// its children's values for its side to move, flipped; the last node without such a
-    /// child takes `leaf_value` (its evaluation, for the player who moved into it). Children
-    /// without a completed visit are left out, as Lanctot et al. leave out unexpanded ones.
+    /// Updates the implicit minimax values ([`crate::tree::Node::minimax`]) of the nodes of
+    /// `path`, from the last up: a node with a child that has a completed visit (or a proof)
+    /// takes the best of its children's values for its side to move, flipped; the last node
+    /// without such a child takes `leaf_value` (its evaluation, for the player who moved into
+    /// it). Children without a completed visit are left out, as Lanctot et al. leave out
+    /// unexpanded ones.
     pub(super) fn backup_minimax(&mut self, path: &[NodeId], leaf_value: f32) {
         for (depth, &id) in path.iter().enumerate().rev() {
             let node = &self.nodes[id as usize];

@@ -188,8 +188,8 @@ fn implicit_minimax_values_are_the_minimax_of_the_evaluations_below() {
     }
 }
 
-/// A middlegame position from a game of the book, with explosions a few plies away (so the
-/// search proves some nodes).
+/// A position eight plies into a game, a queen next to the enemy king's pawns: explosions a
+/// few plies away, where the search meets proofs as well as estimates.
 fn mate_threat_position() -> Position {
     let mut pos = Position::new(Variant::Atomic);
     for uci in ["e2e3", "f7f6", "g1h3", "e7e6", "h3g5", "f6g5", "d1h5", "g7g6"] {
