@@ -46,12 +46,10 @@ impl Search {
             }
             let mut best = f32::NEG_INFINITY;
             for child in &self.nodes[node.children()] {
-                let value = match child.proven {
-                    Proven::Unknown if child.visits > 0 => child.minimax(),
-                    Proven::Unknown => continue,
-                    Proven::Win => 1.0,
-                    Proven::Draw => 0.0,
-                    Proven::Loss => -1.0,
+                let value = match child.proven.wdl() {
+                    Some([win, _, loss]) => win - loss,
+                    None if child.visits > 0 => child.minimax(),
+                    None => continue,
                 };
                 best = best.max(value);
             }
