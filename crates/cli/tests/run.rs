@@ -650,6 +650,36 @@ fn init_starts_a_new_run_from_a_given_network_and_only_a_new_run() {
     let sidecar = std::fs::read_to_string(b.join("models/000000.json")).unwrap();
     assert!(sidecar.contains("000001.safetensors"), "the parent is recorded: {sidecar}");
 
+    // With a warm-up, generation 1 only plays (its games fill the window), generation 2 is
+    // the first to train, from step 0.
+    let warm = tmp.join("warm.toml");
+    let body = std::fs::read_to_string(&config).unwrap().replacen(
+        "[run]\n",
+        "[run]\nwarmup_generations = 1\n",
+        1,
+    );
+    assert!(body.contains("warmup_generations = 1"));
+    std::fs::write(&warm, body).unwrap();
+    let d = tmp.join("d");
+    let d_s = d.to_str().unwrap();
+    let w = warm.to_str().unwrap();
+    let o = run(&["run", "--config", w, "--dir", d_s, "--generations", "1", "--init", init]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let log = std::fs::read_to_string(d.join("log.txt")).unwrap();
+    let gen1 = log.lines().find(|l| l.starts_with("gen   1 |")).unwrap();
+    assert!(gen1.contains("window warm-up 1 of 1: no training"), "{gen1}");
+    assert!(!gen1.contains("train steps") && !gen1.contains("gate"), "{gen1}");
+    assert_eq!(games_in(&d, 1), 8, "generation 1 played its games");
+    assert!(!d.join("candidates/000001.safetensors").exists());
+    assert!(atomzero_train::checkpoint::list(&d.join("checkpoints")).is_empty());
+    let o = run(&["run", "--dir", d_s, "--generations", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let log = std::fs::read_to_string(d.join("log.txt")).unwrap();
+    let gen2 = log.lines().find(|l| l.starts_with("gen   2 |")).unwrap();
+    assert!(gen2.contains("train steps 0->10") && !gen2.contains("warm-up"), "{gen2}");
+    assert!(d.join("models/000002.safetensors").exists(), "generation 2 promoted");
+    assert!(!d.join("models/000001.safetensors").exists());
+
     // A run past generation 0 refuses it (extending the budget with it is a mistake).
     let o = run(&["run", "--dir", b_s, "--generations", "2", "--init", init]);
     assert!(!o.status.success());

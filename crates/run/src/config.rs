@@ -82,6 +82,12 @@ pub struct RunConfig {
     pub lr_drop_at: f64,
     /// The learning rate's factor after `lr_drop_at`.
     pub lr_drop_factor: f64,
+    /// The first this many generations of the run only play self-play (no training, gating
+    /// or evaluation): a run that starts from a trained network (`--init`) fills its replay
+    /// window with that network's games before the first training step, instead of training
+    /// on one generation's games (KataGo and lc0 wait for a minimum of data likewise).
+    /// 0 = train from generation 1.
+    pub warmup_generations: u64,
 }
 
 impl Default for RunConfig {
@@ -104,6 +110,7 @@ impl Default for RunConfig {
             match_max_plies: 300,
             lr_drop_at: 1.0,
             lr_drop_factor: 0.1,
+            warmup_generations: 0,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The trainer: the generation loop over a run directory, generation after generation:
 //! self-play with the best network (in this process, or waiting for workers' shards) → train
 //! the candidate on the replay window → gate it against the best → promote or not → evaluate
-//! the best network against the fixed baselines → one summary line.
+//! the best network against the fixed baselines → one summary line. The first
+//! `run.warmup_generations` generations stop after self-play (the window fills first).
 //!
 //! Resuming: every stage is either idempotent or skips what is already stored. In-process
 //! self-play counts the games already in this generation's shards and plays only the rest
@@ -249,6 +250,11 @@ impl Generations<'_> {
         Ok(())
     }
 
+    /// Generation `generation` only plays self-play (`run.warmup_generations`).
+    fn warming_up(&self, generation: u64) -> bool {
+        generation <= self.config.run.warmup_generations
+    }
+
     fn check_interrupt(&self) -> std::result::Result<(), Interrupted> {
         if self.interrupted.load(Ordering::SeqCst) { Err(Interrupted) } else { Ok(()) }
     }
@@ -355,9 +361,19 @@ impl Generations<'_> {
                         atomzero_train::checkpoint::read_state(&path).map(|s| s.step)
                     })
                     .map_err(|e| RunError::Train(atomzero_train::TrainError::Checkpoint(e)))?;
-                self.state.train_target = Some(step + self.config.run.steps_per_generation);
                 self.state.done = selfplay_parts(&report);
-                self.advance(Stage::Train)?;
+                if self.warming_up(generation) {
+                    // Self-play only: the window fills before the first training step.
+                    self.state.done.push(format!(
+                        "window warm-up {generation} of {}: no training",
+                        self.config.run.warmup_generations
+                    ));
+                    self.state.gate = None;
+                    self.advance(Stage::Eval)?;
+                } else {
+                    self.state.train_target = Some(step + self.config.run.steps_per_generation);
+                    self.advance(Stage::Train)?;
+                }
             }
             if self.state.stage == Stage::Train {
                 self.train(generation, &mut report)?;
@@ -381,7 +397,8 @@ impl Generations<'_> {
             if self.state.stage == Stage::Eval {
                 report.gate = report.gate.or_else(|| self.state.gate.clone());
                 let promoted = self.state.gate.as_ref().is_none_or(|g| g.passed);
-                if promoted && !self.evaluate(generation, &mut report)? {
+                let evaluate = promoted && !self.warming_up(generation);
+                if evaluate && !self.evaluate(generation, &mut report)? {
                     return Ok(Err(Interrupted));
                 }
                 let line =
