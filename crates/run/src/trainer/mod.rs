@@ -354,13 +354,6 @@ impl Generations<'_> {
                 if let Err(i) = self.check_interrupt() {
                     return Ok(Err(i));
                 }
-                self.fetch_checkpoint()?;
-                let step = atomzero_train::checkpoint::list(&self.dir.local(layout::CHECKPOINTS))
-                    .pop()
-                    .map_or(Ok(0), |(_, path)| {
-                        atomzero_train::checkpoint::read_state(&path).map(|s| s.step)
-                    })
-                    .map_err(|e| RunError::Train(atomzero_train::TrainError::Checkpoint(e)))?;
                 self.state.done = selfplay_parts(&report);
                 if self.warming_up(generation) {
                     // Self-play only: the window fills before the first training step.
@@ -371,6 +364,16 @@ impl Generations<'_> {
                     self.state.gate = None;
                     self.advance(Stage::Eval)?;
                 } else {
+                    self.fetch_checkpoint()?;
+                    let step =
+                        atomzero_train::checkpoint::list(&self.dir.local(layout::CHECKPOINTS))
+                            .pop()
+                            .map_or(Ok(0), |(_, path)| {
+                                atomzero_train::checkpoint::read_state(&path).map(|s| s.step)
+                            })
+                            .map_err(|e| {
+                                RunError::Train(atomzero_train::TrainError::Checkpoint(e))
+                            })?;
                     self.state.train_target = Some(step + self.config.run.steps_per_generation);
                     self.advance(Stage::Train)?;
                 }
