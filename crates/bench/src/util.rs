@@ -44,7 +44,11 @@ pub(crate) fn random_games(n: usize, seed: u64) -> Vec<GameRecord> {
                 let policy = (0..legal.len().min(8)).map(|i| (legal[i], 1.0 + i as f32)).collect();
                 moves.push(MoveRecord {
                     mv,
-                    target: Some(SearchTarget { policy, root_wdl: [0.3, 0.4, 0.3] }),
+                    target: Some(SearchTarget {
+                        policy,
+                        root_wdl: [0.3, 0.4, 0.3],
+                        surprise: None,
+                    }),
                 });
                 pos.play_unchecked(mv);
             }

@@ -78,7 +78,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let secs = summary.data_secs + summary.compute_secs;
     let steps = summary.end_step - summary.start_step;
     println!(
-        "train: steps {} -> {} on a window of {} positions{}{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%; engine {})",
+        "train: steps {} -> {} on a window of {} positions{}{}{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%; engine {})",
         summary.start_step,
         summary.end_step,
         summary.window_len,
@@ -92,6 +92,14 @@ pub fn run(args: TrainArgs) -> Result<()> {
             }
         )),
         if summary.capped { ", cut by max_samples_per_position" } else { "" },
+        match summary.surprise_measured {
+            Some(0) => ", no policy surprise in its shards (before format 5): sampled uniformly"
+                .to_string(),
+            Some(m) if m < summary.window_len => format!(
+                ", policy surprise measured at {m} of them (the others weighted as the average)"
+            ),
+            _ => String::new(),
+        },
         match summary.skipped.len() {
             0 => String::new(),
             1 => " (1 unreadable shard skipped, see the warning above)".to_string(),

@@ -1,10 +1,10 @@
-//! Records and the on-disk layout of a shard (format version 4; versions 1 to 3 are still
+//! Records and the on-disk layout of a shard (format version 5; versions 1 to 4 are still
 //! read). All integers little-endian.
 //!
 //! ```text
 //! offset size  field
 //! 0      8     magic "AZREPLAY"
-//! 8      4     format_version (u32) = 4
+//! 8      4     format_version (u32) = 5
 //! 12     4     n_games (u32)
 //! 16     4     n_targets (u32): moves recorded as training targets, over all games
 //! 20     4     meta_len (u32): length of the JSON metadata that follows
@@ -35,6 +35,8 @@
 //!   has_target u8   0 or 1
 //!   if has_target:
 //!     root_wdl 3×f32  the search's root value (win, draw, loss) for the side to move
+//!     surprise f32    (format 5) the policy surprise: KL(policy target ‖ the priors the
+//!                     search started from), in nats, ≥ 0; −1 where it was not measured
 //!     n_policy u16    then n_policy × (move u16, weight f32): the search's policy target,
 //!                     moves with a positive weight (weights need not sum to 1; the trainer
 //!                     normalises them)
@@ -55,7 +57,8 @@
 //! Version 1 stored `(move u16, visits u32)` pairs, the root's visit counts, in place of the
 //! weights; a version-1 shard reads as weights equal to those counts. Version 2 is version 3
 //! without the `balanced` start (its FEN field is always a FEN). Version 3 is version 4
-//! without the bomb variant (its variant byte is at most 4).
+//! without the bomb variant (its variant byte is at most 4). Version 4 is version 5 without
+//! the policy surprise (its targets read as not measured).
 
 use atomzero_rules::{Color, Move, Termination, Variant};
 use serde::{Deserialize, Serialize};
@@ -63,7 +66,7 @@ use serde::{Deserialize, Serialize};
 /// Shard file magic.
 pub const MAGIC: &[u8; 8] = b"AZREPLAY";
 /// Current shard format version (written).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The oldest version still read.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// Bytes of the fixed header before the metadata.
@@ -118,6 +121,12 @@ pub struct SearchTarget {
     pub policy: Vec<(Move, f32)>,
     /// Root WDL for the side to move.
     pub root_wdl: [f32; 3],
+    /// How much the search changed the network's mind here: the Kullback–Leibler divergence
+    /// of the policy target from the priors the search started from, in nats (KataGo's
+    /// policy surprise; `train.policy_surprise_weight` samples surprising positions more).
+    /// `None` where it was not measured (shards before format 5, the bomb variant's
+    /// determinized search). Finite and non-negative.
+    pub surprise: Option<f32>,
 }
 
 /// One move of a recorded game.

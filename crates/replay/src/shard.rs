@@ -96,6 +96,7 @@ fn encode_game(out: &mut Vec<u8>, game: &GameRecord) {
                 for v in t.root_wdl {
                     out.extend_from_slice(&v.to_le_bytes());
                 }
+                out.extend_from_slice(&t.surprise.unwrap_or(-1.0).to_le_bytes());
                 out.extend_from_slice(&(t.policy.len() as u16).to_le_bytes());
                 for (mv, weight) in &t.policy {
                     out.extend_from_slice(&mv.to_u16().to_le_bytes());
@@ -226,6 +227,17 @@ fn decode_game(c: &mut Cursor<'_>, index: usize, version: u32) -> Result<GameRec
             0 => None,
             1 => {
                 let root_wdl = [c.f32()?, c.f32()?, c.f32()?];
+                let surprise = if version >= 5 {
+                    match c.f32()? {
+                        s if s.is_finite() && s >= 0.0 => Some(s),
+                        -1.0 => None,
+                        s => {
+                            return Err(ctx(format!("bad policy surprise {s} at ply {}", ply + 1)));
+                        }
+                    }
+                } else {
+                    None
+                };
                 let n = c.u16()? as usize;
                 let mut policy = Vec::with_capacity(n);
                 for _ in 0..n {
@@ -237,7 +249,7 @@ fn decode_game(c: &mut Cursor<'_>, index: usize, version: u32) -> Result<GameRec
                     }
                     policy.push((m, weight));
                 }
-                Some(SearchTarget { policy, root_wdl })
+                Some(SearchTarget { policy, root_wdl, surprise })
             }
             b => return Err(ctx(format!("bad target flag {b}"))),
         };

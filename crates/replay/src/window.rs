@@ -214,6 +214,12 @@ impl ReplayWindow {
         })
     }
 
+    /// The search target of training example `i` (0 = oldest), without replaying its game.
+    pub fn target(&self, i: usize) -> Option<&SearchTarget> {
+        let &(g, ply) = self.index.get(i)?;
+        self.games[g as usize].moves[ply as usize].target.as_ref()
+    }
+
     /// The games in the window.
     pub fn games(&self) -> &[GameRecord] {
         &self.games

@@ -46,6 +46,7 @@ fn games(rng: &mut Rng, n: usize) -> Vec<GameRecord> {
                 let target = (rng.below(2) == 0).then(|| SearchTarget {
                     policy: legal.iter().take(4).map(|&m| (m, 0.25)).collect(),
                     root_wdl: [0.2, 0.5, 0.3],
+                    surprise: Some(0.25),
                 });
                 moves.push(MoveRecord { mv, target });
                 game.play(mv).unwrap();

@@ -40,6 +40,8 @@ fn games(n: usize, seed: u64) -> Vec<GameRecord> {
                         .map(|(k, &m)| (m, (k * 3 + 1) as f32 * 0.125))
                         .collect(),
                     root_wdl: [0.25, 0.5, 0.25],
+                    // Measured at some targets only (written as -1 where not).
+                    surprise: game.ply().is_multiple_of(4).then_some(game.ply() as f32 * 0.0625),
                 });
                 moves.push(MoveRecord { mv, target });
                 game.play(mv).unwrap();
@@ -161,6 +163,11 @@ fn hand_made_shard(version: u32, weight_bits: u32) -> Vec<u8> {
 /// [`hand_made_shard`] from `start`; its move is e2e3, or the removal @e2 from the Balanced
 /// start.
 fn hand_made_shard_from(version: u32, weight_bits: u32, start: Start) -> Vec<u8> {
+    hand_made_shard_with(version, weight_bits, start, 0.5)
+}
+
+/// [`hand_made_shard_from`] whose target's policy surprise (format 5 on) is `surprise`.
+fn hand_made_shard_with(version: u32, weight_bits: u32, start: Start, surprise: f32) -> Vec<u8> {
     use std::io::Write;
     let pos = Position::start(Variant::Atomic, start);
     let mv = pos.parse_uci(if pos.is_setup_phase() { "@e2" } else { "e2e3" }).unwrap();
@@ -175,6 +182,9 @@ fn hand_made_shard_from(version: u32, weight_bits: u32, start: Start) -> Vec<u8>
     record.push(1); // a target
     for v in [0.25f32, 0.5, 0.25] {
         record.extend_from_slice(&v.to_le_bytes());
+    }
+    if version >= 5 {
+        record.extend_from_slice(&surprise.to_le_bytes());
     }
     record.extend_from_slice(&1u16.to_le_bytes());
     record.extend_from_slice(&mv.to_u16().to_le_bytes());
@@ -217,10 +227,27 @@ fn version_1_shards_read_their_visit_counts_as_weights() {
         assert!(err.contains("bad policy weight"), "{err}");
     }
     // A version from the future is named.
-    std::fs::write(&path, hand_made_shard(5, 0)).unwrap();
+    std::fs::write(&path, hand_made_shard(6, 0)).unwrap();
     let err = read_shard(&path).unwrap_err();
-    assert!(matches!(err, ShardError::Version { found: 5, .. }), "{err}");
-    assert!(err.to_string().contains("reads versions 1 to 4"), "{err}");
+    assert!(matches!(err, ShardError::Version { found: 6, .. }), "{err}");
+    assert!(err.to_string().contains("reads versions 1 to 5"), "{err}");
+    // Format 5 added the policy surprise after the root value; format 4 has none.
+    std::fs::write(&path, hand_made_shard(4, 0.75f32.to_bits())).unwrap();
+    let (_, games) = read_shard(&path).unwrap();
+    let target = games[0].moves[0].target.as_ref().unwrap();
+    assert_eq!((target.surprise, target.policy[0].1), (None, 0.75));
+    std::fs::write(&path, hand_made_shard(5, 0.75f32.to_bits())).unwrap();
+    let (_, games) = read_shard(&path).unwrap();
+    let target = games[0].moves[0].target.as_ref().unwrap();
+    assert_eq!((target.surprise, target.policy[0].1), (Some(0.5), 0.75));
+    let with = |surprise| hand_made_shard_with(5, 0.75f32.to_bits(), Start::Standard, surprise);
+    std::fs::write(&path, with(-1.0)).unwrap();
+    assert_eq!(read_shard(&path).unwrap().1[0].moves[0].target.as_ref().unwrap().surprise, None);
+    for bad in [-0.5f32, f32::INFINITY, f32::NAN] {
+        std::fs::write(&path, with(bad)).unwrap();
+        let err = read_shard(&path).unwrap_err().to_string();
+        assert!(err.contains("bad policy surprise"), "{err}");
+    }
     // Format 3 added the Balanced start: its keyword in an older shard is a corrupt record.
     std::fs::write(&path, hand_made_shard_from(3, 0.5f32.to_bits(), Start::Balanced)).unwrap();
     let (_, games) = read_shard(&path).unwrap();
@@ -248,10 +275,11 @@ fn bomb_games(n: usize, seed: u64) -> Vec<GameRecord> {
             while game.outcome().is_none() && game.ply() < 80 {
                 let legal = game.position().legal_moves();
                 let mv = legal[next() % legal.len()];
-                let target = game
-                    .ply()
-                    .is_multiple_of(2)
-                    .then(|| SearchTarget { policy: vec![(mv, 1.0)], root_wdl: [0.25, 0.5, 0.25] });
+                let target = game.ply().is_multiple_of(2).then(|| SearchTarget {
+                    policy: vec![(mv, 1.0)],
+                    root_wdl: [0.25, 0.5, 0.25],
+                    surprise: None,
+                });
                 moves.push(MoveRecord { mv, target });
                 game.play(mv).unwrap();
             }

@@ -202,7 +202,7 @@ impl Slot {
         } else {
             config.final_temperature
         };
-        let (mv, policy) = match &mut self.searcher {
+        let (mv, policy, surprise) = match &mut self.searcher {
             Searcher::Tree(search) => {
                 let mv =
                     if gumbel { search.gumbel_move()? } else { search.sample_move(temperature)? };
@@ -214,10 +214,12 @@ impl Slot {
                         // without forced playouts).
                         let visits =
                             search.pruned_root_children().into_iter().filter(|&(_, n)| n > 0);
-                        visits.map(|(m, n)| (m, n as f32)).collect()
+                        visits.map(|(m, n)| (m, n as f32)).collect::<Vec<_>>()
                     }
                 });
-                (mv, policy)
+                let surprise =
+                    policy.as_ref().map(|policy| policy_surprise(policy, &search.root_priors()));
+                (mv, policy, surprise)
             }
             Searcher::Worlds(pimc) => {
                 // The move is drawn from the worlds' aggregate (PUCT or Gumbel), which is
@@ -226,11 +228,12 @@ impl Slot {
                 let policy = self.full.then(|| {
                     pimc.policy().into_iter().filter(|&(_, w)| w > 0.0).collect::<Vec<_>>()
                 });
-                (mv, policy)
+                // Each world's search has its own priors: no one prior to compare with.
+                (mv, policy, None)
             }
             Searcher::Failed => return None,
         };
-        let target = policy.map(|policy| SearchTarget { policy, root_wdl: wdl });
+        let target = policy.map(|policy| SearchTarget { policy, root_wdl: wdl, surprise });
         self.records.push(MoveRecord { mv, target });
         if let Some(finished) = self.play(mv, config) {
             return Some(finished);
@@ -619,6 +622,28 @@ pub fn record_to_pgn(record: &GameRecord) -> Option<PgnGame> {
     Some(pgn)
 }
 
+/// KataGo's policy surprise of a training target: the Kullback–Leibler divergence
+/// `Σ π(m) ln(π(m) / p(m))` of the normalised policy target `π` from the priors `p` the search
+/// started from, in nats (priors floored at 1e-6, so a target on a move the network all but
+/// ruled out is very surprising, not infinitely). 0 for an empty or all-zero target.
+pub(crate) fn policy_surprise(target: &[(Move, f32)], priors: &[(Move, f32)]) -> f32 {
+    let total: f32 = target.iter().map(|&(_, w)| w).sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return 0.0;
+    }
+    let kl: f32 = target
+        .iter()
+        .filter(|&&(_, w)| w > 0.0)
+        .map(|&(m, w)| {
+            let pi = w / total;
+            let p = priors.iter().find(|&&(n, _)| n == m).map_or(0.0, |&(_, p)| p).max(1e-6);
+            pi * (pi / p).ln()
+        })
+        .sum();
+    // Rounding can take a divergence of nearly equal distributions a hair below zero.
+    kl.max(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,6 +665,26 @@ mod tests {
         fn computes_on_calling_thread(&self) -> bool {
             self.on_calling_thread
         }
+    }
+
+    #[test]
+    fn policy_surprise_is_the_divergence_of_the_target_from_the_priors() {
+        let moves = Position::new(Variant::Atomic).legal_moves();
+        let (a, b, c) = (moves[0], moves[1], moves[2]);
+        let priors = [(a, 0.25), (b, 0.75)];
+        // A target equal to the priors (unnormalised) surprises nobody.
+        assert!(policy_surprise(&[(a, 1.0), (b, 3.0)], &priors).abs() < 1e-6);
+        // All of it on a move with prior 1/4: ln 4.
+        let s = policy_surprise(&[(a, 2.0)], &priors);
+        assert!((s - 4f32.ln()).abs() < 1e-5, "{s}");
+        // Half on each: 0.5 ln 2 + 0.5 ln(2/3).
+        let s = policy_surprise(&[(a, 0.5), (b, 0.5)], &priors);
+        assert!((s - (0.5 * 2f32.ln() + 0.5 * (2.0f32 / 3.0).ln())).abs() < 1e-5, "{s}");
+        // A move without a prior is floored at 1e-6, not infinite.
+        let s = policy_surprise(&[(c, 1.0)], &priors);
+        assert!((s - 1e6f32.ln()).abs() < 1e-3, "{s}");
+        assert_eq!(policy_surprise(&[], &priors), 0.0);
+        assert_eq!(policy_surprise(&[(a, 0.0)], &priors), 0.0);
     }
 
     #[test]

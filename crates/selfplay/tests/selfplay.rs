@@ -219,7 +219,7 @@ fn gumbel_self_play_records_the_improved_policy_over_every_legal_move() {
         SelfplayConfig { root_search: atomzero_selfplay::RootSearch::Gumbel, ..small_config() };
     let games = play(&config, Variant::Atomic, 6, 21);
     assert_eq!(games.len(), 6);
-    let mut targets = 0;
+    let (mut targets, mut surprising) = (0, 0);
     for g in &games {
         let setup = Setup::from_fen(&g.start_fen).unwrap();
         let mut pos = Position::from_setup(setup, g.variant, CastlingMode::Standard).unwrap();
@@ -232,11 +232,17 @@ fn gumbel_self_play_records_the_improved_policy_over_every_legal_move() {
                 assert!(t.policy.iter().all(|(mv, w)| legal.contains(mv) && *w > 0.0));
                 let total: f32 = t.policy.iter().map(|p| p.1).sum();
                 assert!((total - 1.0).abs() < 1e-4, "{total}");
+                // The policy surprise is measured at every target of a tree search.
+                let surprise = t.surprise.expect("a surprise at every target");
+                assert!(surprise.is_finite() && surprise >= 0.0, "{surprise}");
+                surprising += usize::from(surprise > 1e-3);
             }
             pos.play_unchecked(m.mv);
         }
     }
     assert!(targets > 20, "{targets} targets");
+    // The search moves the random evaluator's priors at most targets.
+    assert!(surprising * 2 > targets, "{surprising} of {targets} targets with a surprise");
     // Seeded like PUCT self-play: the same seed gives the same games.
     assert_eq!(play(&config, Variant::Atomic, 6, 21), games);
     assert_ne!(play(&config, Variant::Atomic, 6, 22), games);
@@ -327,6 +333,8 @@ fn bomb_games_search_both_choices_and_record_legal_targets() {
                     let total: f32 = t.policy.iter().map(|(_, w)| w).sum();
                     assert!((total - 1.0).abs() < 1e-3, "the aggregate policy sums to 1: {total}");
                     assert!((t.root_wdl.iter().sum::<f32>() - 1.0).abs() < 1e-3);
+                    // The worlds' searches have no one prior: no surprise is measured.
+                    assert_eq!(t.surprise, None);
                 }
                 detonations += usize::from(m.mv.is_detonation());
                 pos.play_unchecked(m.mv);

@@ -50,6 +50,7 @@ fn random_game(variant: Variant, seed: u64) -> GameRecord {
         let target = (moves.len() % 2 == 0).then(|| SearchTarget {
             policy: legal.iter().take(3).enumerate().map(|(i, &m)| (m, (3 - i) as f32)).collect(),
             root_wdl: [0.5, 0.2, 0.3],
+            surprise: None,
         });
         moves.push(MoveRecord { mv: m, target });
         game.play_unchecked(m);

@@ -106,6 +106,12 @@ pub struct TrainerConfig {
     /// Upper bound on how often each window position is sampled on average per `train` call:
     /// steps are cut to `window × this / batch_size` if asked for more.
     pub max_samples_per_position: f64,
+    /// KataGo's policy-surprise weighting: the share of the sampling weight that goes to the
+    /// window's targets in proportion to their policy surprise (how far the search's target
+    /// is from the network's prior, `atomzero_replay::SearchTarget::surprise`), the rest
+    /// spread evenly. 0 samples uniformly; KataGo uses 0.5. A target without a measured
+    /// surprise (shards before format 5, the bomb variant) counts as the window's average.
+    pub policy_surprise_weight: f64,
     /// Write a checkpoint every this many steps (and at the end).
     pub checkpoint_every: u64,
     /// Checkpoints kept (newest).
@@ -136,6 +142,7 @@ impl Default for TrainerConfig {
             opponent_policy_weight: 0.15,
             window_positions: 100_000,
             max_samples_per_position: 8.0,
+            policy_surprise_weight: 0.0,
             checkpoint_every: 500,
             keep_checkpoints: 3,
             log_every: 10,
@@ -179,6 +186,10 @@ impl TrainerConfig {
         check(
             self.max_samples_per_position > 0.0 && self.max_samples_per_position.is_finite(),
             "train.max_samples_per_position must be a positive number",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.policy_surprise_weight),
+            "train.policy_surprise_weight must be in [0, 1]",
         )?;
         check(
             self.min_learning_rate >= 0.0 && self.min_learning_rate.is_finite(),

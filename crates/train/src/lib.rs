@@ -33,4 +33,6 @@ pub mod trainer;
 
 pub use checkpoint::{CheckpointError, Engine, TrainState};
 pub use config::{Backend, MaxLengthTarget, OptimizerKind, Schedule, TrainerConfig};
-pub use trainer::{Data, StepReport, TrainError, TrainOptions, TrainSummary, train};
+pub use trainer::{
+    Data, StepReport, TrainError, TrainOptions, TrainSummary, pick_weighted, surprise_table, train,
+};

@@ -121,6 +121,9 @@ pub struct TrainSummary {
     pub window_len: usize,
     /// The steps were cut to respect `max_samples_per_position`.
     pub capped: bool,
+    /// With `policy_surprise_weight` above 0: how many of the window's targets have a
+    /// measured policy surprise (the others were weighted as the average); `None` otherwise.
+    pub surprise_measured: Option<usize>,
     /// Total seconds in data preparation and in compute.
     pub data_secs: f64,
     /// See `data_secs`.
@@ -234,6 +237,12 @@ pub fn train(
                 .to_string(),
         ));
     }
+    let (surprise_table, surprise_measured) =
+        match surprise_table(&window, config.policy_surprise_weight) {
+            Some((table, measured)) => (Some(table), Some(measured)),
+            None if config.policy_surprise_weight > 0.0 => (None, Some(0)),
+            None => (None, None),
+        };
     let encoder = Encoder::new(options.net.encoder);
     let mut tensorboard = match options.tensorboard_dir {
         Some(dir) => Some(EventWriter::create(dir).map_err(TrainError::Log)?),
@@ -267,7 +276,10 @@ pub fn train(
     while step < target_step {
         let t0 = Instant::now();
         indices.clear();
-        indices.extend((0..config.batch_size).map(|_| sampler.below(window.len())));
+        indices.extend((0..config.batch_size).map(|_| match &surprise_table {
+            Some(table) => pick_weighted(table, sampler.uniform()),
+            None => sampler.below(window.len()),
+        }));
         build_batch_with(
             &window,
             &indices,
@@ -344,6 +356,7 @@ pub fn train(
         last_loss: mean(&losses[losses.len().saturating_sub(tenth)..]),
         window_len: window.len(),
         capped,
+        surprise_measured,
         data_secs: data_total,
         compute_secs: compute_total,
         engine: trainer.engine(),
@@ -352,4 +365,38 @@ pub fn train(
         belief,
         skipped,
     })
+}
+
+/// The cumulative sampling weights of policy-surprise weighting over the window's targets
+/// (KataGo): target `i` weighs `(1 − share) + share · s_i / mean(s)`, so the weights average 1
+/// and `share` of the total follows the surprise; a target without a measured surprise counts
+/// as the mean. With the number of targets measured; `None` (uniform sampling) when `share`
+/// is 0 or no target has a positive measured surprise.
+pub fn surprise_table(window: &ReplayWindow, share: f64) -> Option<(Vec<f64>, usize)> {
+    if share <= 0.0 {
+        return None;
+    }
+    let surprises: Vec<Option<f64>> = (0..window.len())
+        .map(|i| window.target(i).and_then(|t| t.surprise).map(f64::from))
+        .collect();
+    let measured = surprises.iter().flatten().count();
+    let mean = surprises.iter().flatten().sum::<f64>() / measured.max(1) as f64;
+    if measured == 0 || !(mean > 0.0 && mean.is_finite()) {
+        return None;
+    }
+    let mut total = 0.0;
+    let table = surprises
+        .iter()
+        .map(|s| {
+            total += (1.0 - share) + share * s.map_or(1.0, |s| s / mean);
+            total
+        })
+        .collect();
+    Some((table, measured))
+}
+
+/// The index that the uniform draw `u` in [0, 1) picks from cumulative weights `table`.
+pub fn pick_weighted(table: &[f64], u: f64) -> usize {
+    let total = table.last().copied().unwrap_or(0.0);
+    table.partition_point(|&c| c <= u * total).min(table.len().saturating_sub(1))
 }

@@ -150,8 +150,10 @@ fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
     let setup = Position::new(Variant::Bomb);
     let choice = Move::bomb_choice(atomzero_rules::Square::D1);
     let reply = Move::bomb_choice(atomzero_rules::Square::D8);
-    let target = SearchTarget { policy: vec![(choice, 1.0)], root_wdl: [0.6, 0.3, 0.1] };
-    let reply_target = SearchTarget { policy: vec![(reply, 1.0)], root_wdl: [0.6, 0.3, 0.1] };
+    let target =
+        SearchTarget { policy: vec![(choice, 1.0)], root_wdl: [0.6, 0.3, 0.1], surprise: None };
+    let reply_target =
+        SearchTarget { policy: vec![(reply, 1.0)], root_wdl: [0.6, 0.3, 0.1], surprise: None };
     let game = |reason| GameRecord {
         variant: Variant::Bomb,
         start_fen: setup.fen(),
@@ -197,7 +199,8 @@ fn games_cut_by_the_ply_limit_can_be_adjudicated_by_material() {
         let mut moves = Vec::new();
         for uci in ["g1f3", "g8f6"] {
             let mv = pos.parse_uci(uci).unwrap();
-            let target = SearchTarget { policy: vec![(mv, 1.0)], root_wdl: [0.2, 0.3, 0.5] };
+            let target =
+                SearchTarget { policy: vec![(mv, 1.0)], root_wdl: [0.2, 0.3, 0.5], surprise: None };
             moves.push(MoveRecord { mv, target: Some(target) });
             pos.play_unchecked(mv);
         }

@@ -438,3 +438,106 @@ fn checkpoints_of_encoding_version_1_resume_and_unknown_versions_are_refused() {
     assert_eq!((resumed.start_step, resumed.end_step), (3, 5));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A window of one game whose targets have the policy surprises `surprises`, in order.
+fn window_with_surprises(surprises: &[Option<f32>]) -> atomzero_replay::ReplayWindow {
+    use atomzero_replay::{EndReason, GameRecord, MoveRecord, SearchTarget};
+    let mut pos = Position::new(Variant::Atomic);
+    let mut moves = Vec::new();
+    for &surprise in surprises {
+        // Knights out and back: never a capture, never the end of the game.
+        let uci = ["g1f3", "g8f6", "f3g1", "f6g8"][moves.len() % 4];
+        let mv = pos.parse_uci(uci).unwrap();
+        let target = SearchTarget { policy: vec![(mv, 1.0)], root_wdl: [0.4, 0.2, 0.4], surprise };
+        moves.push(MoveRecord { mv, target: Some(target) });
+        pos = pos.play(mv).unwrap();
+    }
+    atomzero_replay::ReplayWindow::from_games(vec![GameRecord {
+        variant: Variant::Atomic,
+        start_fen: Position::new(Variant::Atomic).fen(),
+        chess960: false,
+        moves,
+        winner: None,
+        reason: EndReason::MaxLength,
+        resign_disabled: false,
+        resign_point: None,
+    }])
+}
+
+#[test]
+fn policy_surprise_weights_are_half_uniform_half_proportional_and_picked_by_weight() {
+    use atomzero_train::{pick_weighted, surprise_table};
+    // Surprises 0, 1, 3 and one not measured (counted as the mean, 4/3).
+    let window = window_with_surprises(&[Some(0.0), Some(1.0), Some(3.0), None]);
+    assert!(surprise_table(&window, 0.0).is_none(), "share 0 samples uniformly");
+    let (table, measured) = surprise_table(&window, 0.5).unwrap();
+    assert_eq!(measured, 3);
+    let weights: Vec<f64> =
+        table.iter().scan(0.0, |prev, &c| Some(c - std::mem::replace(prev, c))).collect();
+    let mean = 4.0 / 3.0;
+    let expected = [0.5, 0.5 + 0.5 / mean, 0.5 + 0.5 * 3.0 / mean, 1.0];
+    for (w, e) in weights.iter().zip(expected) {
+        assert!((w - e).abs() < 1e-9, "{weights:?} against {expected:?}");
+    }
+    // Share 1: a target without surprise is never drawn.
+    let (table, _) = surprise_table(&window, 1.0).unwrap();
+    // A fine grid of uniform draws lands on each target in proportion to its weight.
+    let n = 100_000;
+    let mut counts = [0usize; 4];
+    for k in 0..n {
+        counts[pick_weighted(&table, (k as f64 + 0.5) / n as f64)] += 1;
+    }
+    let total = table[3];
+    let shares: Vec<f64> =
+        table.iter().scan(0.0, |prev, &c| Some((c - std::mem::replace(prev, c)) / total)).collect();
+    assert_eq!(counts[0], 0, "{counts:?}");
+    for (count, share) in counts.iter().zip(&shares) {
+        assert!((*count as f64 / n as f64 - share).abs() < 1e-3, "{counts:?} against {shares:?}");
+    }
+    // The ends of [0, 1) stay inside the window.
+    assert_eq!(pick_weighted(&table, 0.0), 1);
+    assert_eq!(pick_weighted(&table, 1.0 - 1e-12), 3);
+    // Nothing measured, or no surprise anywhere: uniform.
+    assert!(surprise_table(&window_with_surprises(&[None, None]), 0.5).is_none());
+    assert!(surprise_table(&window_with_surprises(&[Some(0.0), Some(0.0)]), 0.5).is_none());
+}
+
+#[test]
+fn policy_surprise_weighting_changes_the_samples_and_resumes_exactly() {
+    let dir = temp_dir("surprise");
+    make_data(&dir.join("data"), 12);
+    let data = dir.join("data");
+    let init = dir.join("init.safetensors");
+    let device = Device::default();
+    tiny()
+        .init(&device)
+        .unwrap()
+        .save(
+            &init,
+            &Provenance { variant: "atomic".into(), training_step: 0, parent: None, belief: None },
+        )
+        .unwrap();
+    let (u_dir, a_dir, b_dir, c_dir) = (dir.join("u"), dir.join("a"), dir.join("b"), dir.join("c"));
+    let options = |ckpt, share, target| {
+        let mut options = options(&data, ckpt, None, Some(&init), target);
+        options.config.policy_surprise_weight = share;
+        options
+    };
+    let uniform = train(options(&u_dir, 0.0, 20), |_| {}).unwrap();
+    assert_eq!(uniform.surprise_measured, None);
+    let one_go = train(options(&a_dir, 0.5, 20), |_| {}).unwrap();
+    // Self-play measured the surprise of every target.
+    assert_eq!(one_go.surprise_measured, Some(one_go.window_len));
+    train(options(&b_dir, 0.5, 10), |_| {}).unwrap();
+    let resumed = train(options(&b_dir, 0.5, 20), |_| {}).unwrap();
+    assert_eq!((resumed.start_step, resumed.end_step), (10, 20));
+    let (a, b, u) = (outputs(&one_go.net), outputs(&resumed.net), outputs(&uniform.net));
+    let diff =
+        |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0, f32::max);
+    assert!(diff(&a, &b) < 1e-4, "the resumed weighted run differs by {}", diff(&a, &b));
+    assert!(diff(&a, &u) > 1e-3, "weighting changed nothing: {}", diff(&a, &u));
+    // Out of range is refused, naming the key.
+    let err = train(options(&c_dir, 1.5, 1), |_| {}).unwrap_err().to_string();
+    assert!(err.contains("train.policy_surprise_weight"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -158,4 +158,15 @@ impl Search {
         gumbel::improved_policy(&config, raw_value, &stats, &mut policy);
         self.edges.iter(root.edges()).map(|e| e.mv).zip(policy).collect()
     }
+
+    /// The root's moves with the priors the search uses (the network's policy, with
+    /// Dirichlet noise mixed in where it is on; edge order; empty before the root is
+    /// expanded): what self-play's policy surprise compares the policy target with.
+    pub fn root_priors(&self) -> Vec<(Move, f32)> {
+        let root = &self.nodes[0];
+        if root.expansion != Expansion::Expanded {
+            return Vec::new();
+        }
+        self.edges.iter(root.edges()).map(|e| (e.mv, e.prior)).collect()
+    }
 }

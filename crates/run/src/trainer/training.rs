@@ -113,6 +113,19 @@ impl Generations<'_> {
             self.observer
                 .warning(&format!("{e} (skipped: its games are not in the training window)"));
         }
+        match summary.surprise_measured {
+            Some(0) => self.observer.warning(
+                "train.policy_surprise_weight: no target in the window has a policy surprise \
+                 (shards before format 5, or the bomb variant): sampled uniformly",
+            ),
+            Some(m) if m < summary.window_len => self.observer.warning(&format!(
+                "train.policy_surprise_weight: {} of {} targets in the window have no policy \
+                 surprise (shards before format 5, or the bomb variant): weighted as the average",
+                summary.window_len - m,
+                summary.window_len
+            )),
+            _ => {}
+        }
         if summary.optimizer_restarted {
             self.observer.warning(
                 "the newest checkpoint was written by the other training engine; its weights \
