@@ -117,7 +117,7 @@ def read_shard(data, name):
     """Checks a replay shard (layout: crates/replay/src/format.rs); returns (games, targets)."""
     assert data[:8] == b"AZREPLAY", f"{name}: bad magic"
     version, games, targets, meta_len, payload_len, payload_crc = struct.unpack_from("<IIIIQI", data, 8)
-    assert version in (1, 2, 3, 4), f"{name}: format {version}"
+    assert version in (1, 2, 3, 4, 5), f"{name}: format {version}"
     header_end = 36 + meta_len
     (header_crc,) = struct.unpack_from("<I", data, header_end)
     assert zlib.crc32(data[:header_end]) == header_crc, f"{name}: header CRC"
