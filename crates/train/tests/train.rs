@@ -139,6 +139,15 @@ fn outputs(net: &atomzero_nn::Net) -> Vec<f32> {
     out
 }
 
+/// A randomly initialised [`tiny`] net saved as `dir/init.safetensors`: a shared starting point.
+fn save_random_net(dir: &Path) -> PathBuf {
+    let init = dir.join("init.safetensors");
+    let provenance =
+        Provenance { variant: "atomic".into(), training_step: 0, parent: None, belief: None };
+    tiny().init(&Device::default()).unwrap().save(&init, &provenance).unwrap();
+    init
+}
+
 /// [`options`] without TensorBoard or an initial net.
 fn super_options<'a>(data: &'a Path, ckpt: &'a Path, target: u64) -> TrainOptions<'a> {
     options(data, ckpt, None, None, target)
@@ -164,16 +173,8 @@ fn resumed_training_equals_uninterrupted_training_on(backend: Backend) {
     let options =
         |ckpt, init, target| with_backend(options(&data, ckpt, None, init, target), backend);
     // A shared starting point.
-    let init = dir.join("init.safetensors");
+    let init = save_random_net(&dir);
     let device = Device::default();
-    tiny()
-        .init(&device)
-        .unwrap()
-        .save(
-            &init,
-            &Provenance { variant: "atomic".into(), training_step: 0, parent: None, belief: None },
-        )
-        .unwrap();
 
     let (a_dir, b_dir) = (dir.join("a"), dir.join("b"));
     let one_go = train(options(&a_dir, Some(&init), 20), |_| {}).unwrap();
@@ -507,16 +508,7 @@ fn policy_surprise_weighting_changes_the_samples_and_resumes_exactly() {
     let dir = temp_dir("surprise");
     make_data(&dir.join("data"), 12);
     let data = dir.join("data");
-    let init = dir.join("init.safetensors");
-    let device = Device::default();
-    tiny()
-        .init(&device)
-        .unwrap()
-        .save(
-            &init,
-            &Provenance { variant: "atomic".into(), training_step: 0, parent: None, belief: None },
-        )
-        .unwrap();
+    let init = save_random_net(&dir);
     let (u_dir, a_dir, b_dir, c_dir) = (dir.join("u"), dir.join("a"), dir.join("b"), dir.join("c"));
     let options = |ckpt, share, target| {
         let mut options = options(&data, ckpt, None, Some(&init), target);
