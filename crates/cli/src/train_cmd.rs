@@ -5,10 +5,14 @@ use crate::fsutil;
 use crate::selfplay_cmd::{interrupt_flag, progress_bar};
 use anyhow::{Result, anyhow};
 use atomzero_belief::BeliefModel;
+use atomzero_nn::Net;
 use atomzero_nn::Provenance;
-use atomzero_train::{TrainOptions, train};
+use atomzero_nn::burn::tensor::Device;
+use atomzero_replay::ReplayWindow;
+use atomzero_train::tensorboard::EventWriter;
+use atomzero_train::{TrainOptions, train, validation_losses};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
@@ -27,6 +31,51 @@ pub struct TrainArgs {
     /// Start from this network when there is no checkpoint yet.
     #[arg(long)]
     init: Option<PathBuf>,
+    /// Held-out replay shards (a directory not in `--data`; its newest `train.window_positions`
+    /// targets): after training, print the network's losses on them in inference mode (and
+    /// log them to TensorBoard as `validation/*`). With `--steps 0` and `--init NET` this
+    /// measures NET alone.
+    #[arg(long)]
+    validation: Option<PathBuf>,
+}
+
+/// Measures `net` on the shards of `dir` and prints (and logs) its losses.
+fn validate(
+    dir: &Path,
+    net: &Net,
+    config: &Config,
+    device: &Device,
+    tensorboard: &Path,
+    step: u64,
+) -> Result<()> {
+    let mut window = ReplayWindow::load(dir, config.train.window_positions)
+        .map_err(|e| anyhow!("validation data: {e}"))?;
+    for e in std::mem::take(&mut window.skipped) {
+        eprintln!("warning: validation data: {e} (skipped: its games are not measured)");
+    }
+    let v = validation_losses(net, &window, &config.train, device)
+        .map_err(|e| anyhow!("validation data {}: {e}", dir.display()))?;
+    println!(
+        "validation: {} positions of {}: loss {:.4} (policy {:.4}, value {:.4}{})",
+        v.positions,
+        dir.display(),
+        v.total,
+        v.policy,
+        v.value,
+        if v.reply > 0.0 { format!(", opponent policy {:.4}", v.reply) } else { String::new() },
+    );
+    let mut tb = EventWriter::create(tensorboard)
+        .map_err(|e| anyhow!("tensorboard {}: {e}", tensorboard.display()))?;
+    for (tag, value) in [
+        ("validation/total", v.total),
+        ("validation/policy", v.policy),
+        ("validation/value", v.value),
+    ] {
+        tb.scalar(tag, step, value as f32)
+            .and_then(|()| tb.flush())
+            .map_err(|e| anyhow!("tensorboard {}: {e}", tensorboard.display()))?;
+    }
+    Ok(())
 }
 
 pub fn run(args: TrainArgs) -> Result<()> {
@@ -48,7 +97,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
             net: config.net.clone(),
             config: config.train.clone(),
             variant: config.variant.clone(),
-            device,
+            device: device.clone(),
             seed: config.seed,
             interrupted: Some(&interrupted),
         },
@@ -78,7 +127,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let secs = summary.data_secs + summary.compute_secs;
     let steps = summary.end_step - summary.start_step;
     println!(
-        "train: steps {} -> {} on a window of {} positions{}{}{}{}; loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%; engine {})",
+        "train: steps {} -> {} on a window of {} positions{}{}{}{}; {}; engine {}",
         summary.start_step,
         summary.end_step,
         summary.window_len,
@@ -105,17 +154,27 @@ pub fn run(args: TrainArgs) -> Result<()> {
             1 => " (1 unreadable shard skipped, see the warning above)".to_string(),
             n => format!(" ({n} unreadable shards skipped, see the warnings above)"),
         },
-        summary.first_loss,
-        summary.last_loss,
-        (steps as f64 * config.train.batch_size as f64) / secs.max(1e-9),
-        100.0 * summary.data_secs / secs.max(1e-9),
-        100.0 * summary.compute_secs / secs.max(1e-9),
+        if steps == 0 {
+            "no steps to run".to_string()
+        } else {
+            format!(
+                "loss {:.3} -> {:.3}; {:.0} samples/s (data {:.0}%, forward/backward {:.0}%)",
+                summary.first_loss,
+                summary.last_loss,
+                (steps as f64 * config.train.batch_size as f64) / secs.max(1e-9),
+                100.0 * summary.data_secs / secs.max(1e-9),
+                100.0 * summary.compute_secs / secs.max(1e-9),
+            )
+        },
         match summary.engine {
             atomzero_train::Engine::Burn => "burn",
             atomzero_train::Engine::Atomzero => "atomzero",
         },
     );
     println!("model: {}", model.display());
+    if let Some(dir) = &args.validation {
+        validate(dir, &summary.net, &config, &device, &tensorboard, summary.end_step)?;
+    }
     if let Some(report) = summary.belief.as_ref().and_then(|b| b.report.as_ref()) {
         println!(
             "belief over the opponent's bomb (in the model's sidecar): held-out {} ({} games)",

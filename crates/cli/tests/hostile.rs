@@ -116,6 +116,38 @@ fn train_names_every_corrupt_truncated_or_empty_shard_it_skips() {
         );
     }
     assert!(stdout(&o).contains("3 unreadable shards skipped"), "{}", stdout(&o));
+    // Validation on the same shards (a net measured alone with --steps 0) names them too.
+    let va = dir.join("va");
+    let model = tr.join("model.safetensors");
+    let o = atomzero(&[
+        "train",
+        "--data",
+        s(&sp),
+        "--out",
+        s(&va),
+        "--steps",
+        "0",
+        "--init",
+        s(&model),
+        "--validation",
+        s(&sp),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    for i in 1..=3 {
+        let name = format!("gen000000-{i:06}.shard");
+        assert_eq!(
+            err.lines().filter(|l| l.contains("validation data") && l.contains(&name)).count(),
+            1,
+            "{name}: {err}"
+        );
+    }
+    let out = stdout(&o);
+    assert!(out.contains("steps 0 -> 0") && out.contains("no steps to run"), "{out}");
+    let line =
+        out.lines().find(|l| l.starts_with("validation: ")).unwrap_or_else(|| panic!("{out}"));
+    let positions: usize = line["validation: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(positions > 0 && line.contains("policy") && line.contains("value"), "{line}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

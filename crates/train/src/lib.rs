@@ -19,6 +19,7 @@
 //! - [`tensorboard`]: a small TensorBoard event-file writer and reader of our own.
 //! - [`belief`]: the bomb variant's belief over the opponent's bomb, fitted on the window's
 //!   newest games at the end of a call ([`TrainSummary::belief`]), with its held-out accuracy.
+//! - [`validate`]: a network's losses on held-out shards, in inference mode (no training).
 //! - [`train`](train()): the loop.
 
 pub mod belief;
@@ -30,9 +31,11 @@ pub mod engine;
 pub mod memory;
 pub mod tensorboard;
 pub mod trainer;
+pub mod validate;
 
 pub use checkpoint::{CheckpointError, Engine, TrainState};
 pub use config::{Backend, MaxLengthTarget, OptimizerKind, Schedule, TrainerConfig};
 pub use trainer::{
     Data, StepReport, TrainError, TrainOptions, TrainSummary, pick_weighted, surprise_table, train,
 };
+pub use validate::{Validation, validation_losses};

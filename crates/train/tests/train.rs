@@ -533,3 +533,79 @@ fn policy_surprise_weighting_changes_the_samples_and_resumes_exactly() {
     assert!(err.contains("train.policy_surprise_weight"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The trainer's loss, computed again through the search's inference path (`NetEvaluator`:
+/// running batch-norm statistics, softmax over the legal moves) and the window's raw targets.
+fn losses_by_hand(
+    net: &atomzero_nn::Net,
+    window: &atomzero_replay::ReplayWindow,
+    root_mix: f32,
+) -> (f64, f64) {
+    let eval = NetEvaluator::new(net, &Device::default(), 1);
+    let (mut policy, mut value) = (0.0f64, 0.0f64);
+    for i in 0..window.len() {
+        let s = window.get(i, net.config().encoder.history).unwrap();
+        let moves = s.position.legal_moves();
+        let req = atomzero_mcts::EvalRequest {
+            position: &s.position,
+            history: &s.history,
+            repetitions: s.repetitions,
+            moves: &moves,
+        };
+        let evals = atomzero_mcts::Evaluator::evaluate(&eval, &[req]);
+        let e = evals.get(0).unwrap();
+        let total: f32 = s.target.policy.iter().map(|&(_, w)| w).sum();
+        for (k, &m) in moves.iter().enumerate() {
+            let w: f32 = s.target.policy.iter().filter(|&&(t, _)| t == m).map(|&(_, w)| w).sum();
+            if w > 0.0 {
+                policy -= f64::from(w / total) * f64::from(e.priors[k]).ln();
+            }
+        }
+        for k in 0..3 {
+            let t = (1.0 - root_mix) * s.result_wdl[k] + root_mix * s.target.root_wdl[k];
+            if t > 0.0 {
+                value -= f64::from(t) * f64::from(e.wdl[k]).ln();
+            }
+        }
+    }
+    (policy / window.len() as f64, value / window.len() as f64)
+}
+
+/// Validation runs the network as play does (running statistics, not the batch's) over every
+/// target, chunk by chunk, weighting each chunk by its size: its losses are the cross-entropies
+/// of the inference path's outputs against the targets, and a trained net scores lower on the
+/// data it trained on than the net it started from (measured with `--steps 0`).
+#[test]
+fn validation_losses_are_the_inference_nets_cross_entropies_over_every_target() {
+    let dir = temp_dir("validation");
+    let data = dir.join("data");
+    make_data(&data, 24);
+    let window = atomzero_replay::ReplayWindow::load(&data, usize::MAX).unwrap();
+    assert!(window.len() > 300 && !window.len().is_multiple_of(256), "{} targets", window.len());
+    let mut config = config();
+    config.value_target_root_mix = 0.5;
+    let init = save_random_net(&dir);
+    let mut results = Vec::new();
+    for (name, steps) in [("before", 0), ("after", 40)] {
+        let ckpt = dir.join(name);
+        let mut o = options(&data, &ckpt, None, Some(&init), steps);
+        o.config = config.clone();
+        let summary = train(o, |_| {}).unwrap();
+        assert_eq!(summary.end_step, steps);
+        let v =
+            atomzero_train::validation_losses(&summary.net, &window, &config, &Device::default())
+                .unwrap();
+        assert_eq!(v.positions, window.len());
+        let (policy, value) = losses_by_hand(&summary.net, &window, 0.5);
+        assert!(
+            (v.policy - policy).abs() < 1e-3 * policy,
+            "{name}: policy {} vs {policy}",
+            v.policy
+        );
+        assert!((v.value - value).abs() < 1e-3 * value, "{name}: value {} vs {value}", v.value);
+        assert!((v.total - (v.policy + v.value)).abs() < 1e-6, "{name}: {v:?}");
+        results.push(v);
+    }
+    assert!(results[1].total < results[0].total - 0.1, "{results:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
