@@ -122,6 +122,29 @@ impl TrainBatch {
         })
     }
 
+    /// The batch of a sparse host batch (`atomzero_backprop::SparseBatch`, as the trainer's
+    /// sampler builds it), its opponent's replies included when it has them.
+    pub fn from_sparse(
+        batch: &atomzero_backprop::SparseBatch,
+        device: &Device,
+    ) -> Result<TrainBatch, BatchShapeError> {
+        let (policy, legal) = batch.dense();
+        let b = TrainBatch::from_slices(
+            batch.planes,
+            &batch.inputs,
+            &policy,
+            &legal,
+            &batch.wdl,
+            device,
+        )?;
+        if batch.has_replies() {
+            let (target, legal) = batch.reply_dense();
+            b.with_reply(&target, &legal, device)
+        } else {
+            Ok(b)
+        }
+    }
+
     /// Adds the opponent's replies, laid out as `policy_target` and `legal`.
     pub fn with_reply(
         mut self,

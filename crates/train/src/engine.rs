@@ -201,22 +201,8 @@ impl Trainer {
     ) -> Result<Figures, String> {
         match self {
             Trainer::Burn { trainer, last } => {
-                let (policy, legal) = batch.dense();
-                let b = TrainBatch::from_slices(
-                    batch.planes,
-                    &batch.inputs,
-                    &policy,
-                    &legal,
-                    &batch.wdl,
-                    trainer.device(),
-                )
-                .map_err(|e| e.to_string())?;
-                let b = if batch.has_replies() {
-                    let (target, legal) = batch.reply_dense();
-                    b.with_reply(&target, &legal, trainer.device()).map_err(|e| e.to_string())?
-                } else {
-                    b
-                };
+                let b =
+                    TrainBatch::from_sparse(batch, trainer.device()).map_err(|e| e.to_string())?;
                 let values = trainer.step(&b, learning_rate);
                 *last = Some(b);
                 Ok(Figures {

@@ -70,22 +70,7 @@ pub fn validation_losses(
         if batch.len == 0 {
             continue;
         }
-        let (policy, legal) = batch.dense();
-        let b = TrainBatch::from_slices(
-            batch.planes,
-            &batch.inputs,
-            &policy,
-            &legal,
-            &batch.wdl,
-            &device,
-        )
-        .map_err(|e| e.to_string())?;
-        let b = if batch.has_replies() {
-            let (target, legal) = batch.reply_dense();
-            b.with_reply(&target, &legal, &device).map_err(|e| e.to_string())?
-        } else {
-            b
-        };
+        let b = TrainBatch::from_sparse(&batch, &device).map_err(|e| e.to_string())?;
         let values = losses(net.forward(b.inputs.clone()), &b, config.value_loss_weight).values();
         let n = batch.len as f64;
         for (sum, v) in

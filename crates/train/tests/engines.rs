@@ -106,15 +106,7 @@ fn random_batch_with(planes: usize, len: usize, seed: u64, replies: bool) -> Spa
 }
 
 fn burn_batch(batch: &SparseBatch, device: &Device) -> TrainBatch {
-    let (policy, legal) = batch.dense();
-    let b =
-        TrainBatch::from_slices(batch.planes, &batch.inputs, &policy, &legal, &batch.wdl, device)
-            .expect("batch");
-    if !batch.has_replies() {
-        return b;
-    }
-    let (target, legal) = batch.reply_dense();
-    b.with_reply(&target, &legal, device).expect("replies")
+    TrainBatch::from_sparse(batch, device).expect("batch")
 }
 
 /// Burn's trainer on `params` with `optimizer`, stepped once per batch; returns the losses of
@@ -438,16 +430,7 @@ fn both_engines_overfit_a_fixed_batch_of_the_tiny_net() {
         }
         // The same batch through the eval-mode net (running batch-norm statistics).
         let trained = trainer.into_net(&device).expect("net").valid();
-        let (policy, legal) = batch.dense();
-        let b = TrainBatch::from_slices(
-            batch.planes,
-            &batch.inputs,
-            &policy,
-            &legal,
-            &batch.wdl,
-            &device,
-        )
-        .expect("batch");
+        let b = burn_batch(&batch, &device);
         let eval = losses(trained.forward(b.inputs.clone()), &b, 1.0).values();
         let eval_excess = (eval.policy - policy_floor) + (eval.value - value_floor);
         assert!(
