@@ -44,6 +44,11 @@ pub struct RunBudget {
     /// weights, to continue or fine-tune it; its architecture must be the config's.
     #[arg(long, value_name = "MODEL")]
     init: Option<String>,
+    /// The new run's training window starts with the newest shards of this directory
+    /// (another run's selfplay/), as many as `train.window_positions` takes: with `--init`
+    /// and `run.warmup_generations = 0`, the network trains on its line's games at once.
+    #[arg(long, value_name = "DIR")]
+    init_window: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -332,7 +337,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         "run --dir",
     )?;
     let init = init_path(args.budget.init.as_deref())?;
-    announce_after_create(&dir, &config, new_run_config, Selfplay::InProcess, init)
+    let init_window = args.budget.init_window;
+    announce_after_create(&dir, &config, new_run_config, Selfplay::InProcess, init, init_window)
 }
 
 /// The file of `--init` (`shipped`: the network embedded in the binary).
@@ -365,6 +371,7 @@ fn announce_after_create(
     new_run_config: Option<String>,
     selfplay: Selfplay,
     init: Option<PathBuf>,
+    init_window: Option<PathBuf>,
 ) -> Result<ExitCode> {
     let workers = matches!(selfplay, Selfplay::Workers { .. });
     announce(dir, config, new_run_config.is_some(), workers)?;
@@ -376,6 +383,7 @@ fn announce_after_create(
             selfplay,
             interrupted: interrupt_flag(),
             init,
+            init_window,
         },
     )
 }
@@ -391,7 +399,15 @@ pub fn trainer(args: TrainerArgs) -> Result<ExitCode> {
     )?;
     let poll = Duration::try_from_secs_f64(args.poll.max(0.1)).context("--poll")?;
     let init = init_path(args.budget.init.as_deref())?;
-    announce_after_create(&dir, &config, new_run_config, Selfplay::Workers { poll }, init)
+    let init_window = args.budget.init_window;
+    announce_after_create(
+        &dir,
+        &config,
+        new_run_config,
+        Selfplay::Workers { poll },
+        init,
+        init_window,
+    )
 }
 
 pub fn worker(args: WorkerArgs) -> Result<ExitCode> {

@@ -698,3 +698,120 @@ fn init_starts_a_new_run_from_a_given_network_and_only_a_new_run() {
     assert!(!c.join("config.toml").exists());
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// Training targets in the shards of `dir/selfplay` whose names start with `prefix`.
+fn targets_in(dir: &Path, prefix: &str) -> usize {
+    shards(dir)
+        .keys()
+        .filter(|n| n.starts_with(prefix))
+        .map(|n| {
+            let (_, games) = atomzero_replay::read_shard(&dir.join("selfplay").join(n)).unwrap();
+            games.iter().map(|g| g.n_targets()).sum::<usize>()
+        })
+        .sum()
+}
+
+/// The run scalar `tag` at `step` in a run's TensorBoard files.
+fn run_scalar(dir: &Path, tag: &str, step: i64) -> Option<f32> {
+    std::fs::read_dir(dir.join("tensorboard"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .flat_map(|p| atomzero_train::tensorboard::read_scalars(&p).unwrap())
+        .find(|(t, s, _)| t == tag && *s == step)
+        .map(|(_, _, v)| v)
+}
+
+#[test]
+fn init_window_seeds_a_new_runs_window_with_another_runs_newest_shards() {
+    let tmp = temp_dir("init-window");
+    // No warm-up (the config's default): generation 1 trains at once.
+    let cfg = ci_config();
+    let cfg = cfg.to_str().unwrap();
+    let (a, b, c) = (tmp.join("a"), tmp.join("b"), tmp.join("c"));
+    let o = run(&["run", "--config", cfg, "--dir", a.to_str().unwrap(), "--generations", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let source = a.join("selfplay");
+    let seeded = targets_in(&a, "gen000001-");
+    assert!(seeded > 0);
+
+    // The whole source fits the window: every shard is copied, byte for byte, in order.
+    let b_s = b.to_str().unwrap();
+    let src = source.to_str().unwrap();
+    let o =
+        run(&["run", "--config", cfg, "--dir", b_s, "--generations", "1", "--init-window", src]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let printed = text(&o.stdout);
+    let expected =
+        format!("the window starts with {seeded} positions: the newest 4 of the 4 shards in");
+    assert!(printed.contains(&expected), "{printed}");
+    let copied: Vec<Vec<u8>> = shards(&b)
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("gen000000-"))
+        .map(|(_, bytes)| bytes)
+        .collect();
+    let originals: Vec<Vec<u8>> = shards(&a).into_values().collect();
+    assert_eq!(copied, originals, "generation 0's shards are the source's");
+    // Generation 1 trained on its own games and the seed's.
+    let own = targets_in(&b, "gen000001-");
+    let window = run_scalar(&b, "train/window_positions", 1).expect("window scalar");
+    assert_eq!(window as usize, own + seeded, "own {own}, seeded {seeded}");
+    // Without a seed the window is the run's own games.
+    let c_s = c.to_str().unwrap();
+    let o = run(&["run", "--config", cfg, "--dir", c_s, "--generations", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let window = run_scalar(&c, "train/window_positions", 1).expect("window scalar");
+    assert_eq!(window as usize, targets_in(&c, "gen000001-"));
+
+    // A window smaller than the source takes only the newest shards that cover it.
+    let small = tmp.join("small.toml");
+    let body = std::fs::read_to_string(cfg).unwrap().replacen(
+        "[train]\n",
+        "[train]\nwindow_positions = 1\n",
+        1,
+    );
+    assert!(body.contains("window_positions = 1\n"));
+    std::fs::write(&small, body).unwrap();
+    let d = tmp.join("d");
+    let args = [
+        "run",
+        "--config",
+        small.to_str().unwrap(),
+        "--dir",
+        d.to_str().unwrap(),
+        "--generations",
+        "1",
+        "--init-window",
+        src,
+    ];
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("the newest 1 of the 4 shards"), "{}", text(&o.stdout));
+    let newest = shards(&a).into_values().last().unwrap();
+    assert_eq!(shards(&d).get("gen000000-000000.shard"), Some(&newest));
+    assert!(!shards(&d).contains_key("gen000000-000001.shard"));
+
+    // A run past generation 0 refuses it.
+    let o = run(&["run", "--dir", b_s, "--generations", "2", "--init-window", src]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("new run"), "{}", text(&o.stderr));
+
+    // A directory without shards, or with a corrupt one, is refused before the run
+    // directory gets a config, in a line naming it.
+    let empty = tmp.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = tmp.join("e");
+    let e_s = e.to_str().unwrap();
+    let o = run(&["run", "--config", cfg, "--dir", e_s, "--init-window", empty.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("no .shard files"), "{}", text(&o.stderr));
+    assert!(!e.join("config.toml").exists());
+    let bad = tmp.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("gen000009-000000.shard"), b"not a shard").unwrap();
+    let o = run(&["run", "--config", cfg, "--dir", e_s, "--init-window", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(err.contains("gen000009-000000.shard") && err.contains("corrupt"), "{err}");
+    assert!(!e.join("config.toml").exists());
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -26,6 +26,8 @@ mod matches;
 mod selfplay;
 mod training;
 
+pub use selfplay::WindowSeed;
+
 use crate::config::Config;
 use crate::error::{Result, RunError, io};
 use crate::layout::{self, RunDir};
@@ -70,6 +72,11 @@ pub struct TrainerOptions {
     /// instead of random weights from the seed: a run that continues or fine-tunes a net
     /// (lc0's and KataGo's initial weights). Refused for a run past generation 0.
     pub init: Option<PathBuf>,
+    /// A new run's training window starts with the newest shards of this directory (another
+    /// run's `selfplay/`, enough for `train.window_positions`), copied in as generation 0's:
+    /// a continued network trains on its line's games from its first step instead of on a
+    /// window of its own first games. Refused for a run past generation 0.
+    pub init_window: Option<PathBuf>,
 }
 
 /// How [`run`] ended.
@@ -108,6 +115,13 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         atomzero_nn::load_with_config(path, &config.net, &device)
             .map_err(|e| RunError::Network(format!("initial network: {e}")))?;
     }
+    // So are shards that the window cannot use.
+    let init_window = match &options.init_window {
+        Some(path) => {
+            Some(WindowSeed::choose(path, config.train.window_positions, config.variant()?)?)
+        }
+        None => None,
+    };
     let root = dir.local_root().to_path_buf();
     if dir.is_remote() {
         std::fs::create_dir_all(&root).map_err(io(&root))?;
@@ -145,9 +159,10 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         Some((state, version)) => (state, Some(version)),
         None => (RunState::new(), None),
     };
-    if options.init.is_some() && state_version.is_some() && state.stage != Stage::Init {
+    let new_run_only = options.init.is_some() || options.init_window.is_some();
+    if new_run_only && state_version.is_some() && state.stage != Stage::Init {
         return Err(RunError::Config(format!(
-            "an initial network names generation 0 of a new run; {} is at generation {}",
+            "an initial network or window names generation 0 of a new run; {} is at generation {}",
             dir.describe(layout::STATE),
             state.generation
         )));
@@ -180,6 +195,7 @@ pub fn run(dir: &RunDir, options: TrainerOptions, observer: &mut dyn Observer) -
         lr_drop_reported: false,
         inspected: BTreeMap::new(),
         init: options.init.clone(),
+        init_window,
     };
     match generations.run()? {
         Ok(()) => {
@@ -226,6 +242,8 @@ struct Generations<'a> {
     inspected: BTreeMap<String, Inspected>,
     /// Generation 0's weights for a new run (`None`: random from the seed).
     init: Option<PathBuf>,
+    /// Generation 0's shards for a new run's window (`None`: none).
+    init_window: Option<WindowSeed>,
 }
 
 impl Generations<'_> {

@@ -1,7 +1,8 @@
 //! A generation's self-play games: played in this process (counting the games already in
 //! its shards, so a resumed generation plays only the rest), or taken from workers' shards
 //! that no earlier manifest lists (each shard counted in exactly one generation); and the
-//! shard files of the training window.
+//! shard files of the training window, which a new run may seed with another run's newest
+//! shards (`--init-window`: they become generation 0's shards).
 
 use super::{Generations, Inspected, Interrupted, shard_meta};
 use crate::error::{Result, RunError, io};
@@ -298,7 +299,8 @@ impl Generations<'_> {
         }
         // (key, targets if known), newest first.
         let mut newest_first: Vec<(String, Option<usize>)> = Vec::new();
-        for g in (1..=generation).rev() {
+        // Generation 0 has no games of its own: its shards are those a new run was seeded with.
+        for g in (0..=generation).rev() {
             if let Some(m) = self.manifest(g)? {
                 newest_first
                     .extend(m.shards.iter().rev().map(|s| (s.key.clone(), Some(s.targets))));
@@ -328,6 +330,93 @@ impl Generations<'_> {
         }
         files.reverse();
         Ok(files)
+    }
+}
+
+/// The shards a new run's window starts with (`TrainerOptions::init_window`): the newest
+/// `.shard` files of a directory, checked, before anything of the run is written.
+#[derive(Clone, Debug)]
+pub struct WindowSeed {
+    /// The directory they come from.
+    pub dir: PathBuf,
+    /// The chosen files, oldest first (file-name order, as the window reads a directory).
+    pub files: Vec<PathBuf>,
+    /// Training targets in them.
+    pub targets: usize,
+    /// `.shard` files in the directory.
+    pub available: usize,
+}
+
+impl WindowSeed {
+    /// Chooses the newest `.shard` files of `dir` (by name: the order `atomzero selfplay`,
+    /// a run's `selfplay/` and the window use) that together hold `window` training targets,
+    /// or all of them; each is decoded, and one that is corrupt, of another format, or of
+    /// another variant than `variant` is an error that names it.
+    pub fn choose(
+        dir: &Path,
+        window: usize,
+        variant: atomzero_rules::Variant,
+    ) -> Result<WindowSeed> {
+        let entries = std::fs::read_dir(dir).map_err(io(dir))?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(std::result::Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_file()
+                    && p.extension().is_some_and(|x| x == atomzero_replay::window::SHARD_EXTENSION)
+            })
+            .collect();
+        paths.sort();
+        if paths.is_empty() {
+            return Err(RunError::Config(format!(
+                "--init-window {}: no .shard files in it (a run's selfplay/ directory, or \
+                 `atomzero selfplay --out`)",
+                dir.display()
+            )));
+        }
+        let mut files = Vec::new();
+        let mut targets = 0usize;
+        for path in paths.iter().rev() {
+            if targets >= window {
+                break;
+            }
+            let (_, games) = atomzero_replay::read_shard(path).map_err(|e| RunError::Corrupt {
+                location: path.display().to_string(),
+                reason: e.problem(),
+            })?;
+            if let Some(game) = games.iter().find(|g| g.variant != variant) {
+                return Err(RunError::Config(format!(
+                    "--init-window: {} holds {} games; this run plays {variant}",
+                    path.display(),
+                    game.variant
+                )));
+            }
+            targets += games.iter().map(GameRecord::n_targets).sum::<usize>();
+            files.push(path.clone());
+        }
+        files.reverse();
+        Ok(WindowSeed { dir: dir.to_path_buf(), files, targets, available: paths.len() })
+    }
+}
+
+impl Generations<'_> {
+    /// Copies the window's seed (if any) into the run as generation 0's shards, byte for byte.
+    /// Idempotent: a resumed generation 0 copies them again over the same keys.
+    pub(super) fn seed_window(&mut self) -> Result<()> {
+        let Some(seed) = self.init_window.clone() else { return Ok(()) };
+        for (sequence, path) in seed.files.iter().enumerate() {
+            let bytes = std::fs::read(path).map_err(io(path))?;
+            let key = layout::local_shard_key(0, sequence as u64);
+            self.dir.put(&key, &bytes, PutMode::Overwrite)?;
+        }
+        self.observer.line(&format!(
+            "the window starts with {} positions: the newest {} of the {} shards in {}",
+            seed.targets,
+            seed.files.len(),
+            seed.available,
+            seed.dir.display()
+        ));
+        Ok(())
     }
 }
 

@@ -14,9 +14,11 @@ use atomzero_train::{Data, TrainOptions, TrainerConfig, train};
 use std::sync::atomic::Ordering;
 
 impl Generations<'_> {
-    /// Generation 0: the initial network (random weights from the seed, or the `init`
-    /// network's), best.json.
+    /// Generation 0: the window's seed shards (`init_window`), the initial network (random
+    /// weights from the seed, or the `init` network's), best.json.
     pub(super) fn init(&mut self) -> Result<()> {
+        // The seed first: generation 0's network marks generation 0 as done.
+        self.seed_window()?;
         let name = model_name(0);
         let key = model_key(&name);
         let exists = self.dir.store().get(&layout::sidecar_key(&key))?.is_some();
@@ -142,6 +144,7 @@ impl Generations<'_> {
             parent: Some(format!("{}.safetensors", self.best()?.0)),
             belief: summary.belief.as_ref().map(BeliefModel::to_json),
         };
+        self.scalar("train/window_positions", generation, summary.window_len as f64);
         report.belief = summary.belief.as_ref().and_then(|b| b.report.as_ref()).map(|r| r.heldout);
         if let Some(belief) = report.belief.filter(|b| b.positions > 0) {
             self.scalar("belief/top1", generation, belief.top1());
