@@ -15,6 +15,18 @@ pub fn shard_file_name(generation: u64, sequence: u64) -> String {
     format!("gen{generation:06}-{sequence:06}.{SHARD_EXTENSION}")
 }
 
+/// The `.shard` files of `dir` (not its subdirectories), oldest first: sorted by name, the
+/// order [`shard_file_name`] gives.
+pub fn shard_paths(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == SHARD_EXTENSION))
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
 /// Why a window could not be built.
 #[derive(Debug)]
 pub enum WindowError {
@@ -95,14 +107,8 @@ impl ReplayWindow {
     /// covered; keeps exactly the newest `max_targets`. Corrupt shards are skipped and listed
     /// in [`ReplayWindow::skipped`].
     pub fn load(dir: &Path, max_targets: usize) -> Result<ReplayWindow, WindowError> {
-        let entries = std::fs::read_dir(dir)
+        let paths = shard_paths(dir)
             .map_err(|source| WindowError::Io { path: dir.to_path_buf(), source })?;
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == SHARD_EXTENSION))
-            .collect();
-        paths.sort();
         ReplayWindow::load_files(&paths, max_targets, dir)
     }
 

@@ -357,16 +357,7 @@ impl WindowSeed {
         window: usize,
         variant: atomzero_rules::Variant,
     ) -> Result<WindowSeed> {
-        let entries = std::fs::read_dir(dir).map_err(io(dir))?;
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(std::result::Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.is_file()
-                    && p.extension().is_some_and(|x| x == atomzero_replay::window::SHARD_EXTENSION)
-            })
-            .collect();
-        paths.sort();
+        let paths = atomzero_replay::window::shard_paths(dir).map_err(io(dir))?;
         if paths.is_empty() {
             return Err(RunError::Config(format!(
                 "--init-window {}: no .shard files in it (a run's selfplay/ directory, or \
