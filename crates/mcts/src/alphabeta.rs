@@ -1,4 +1,5 @@
-//! A tactical alpha-beta search that checks the engine's root moves.
+//! A tactical alpha-beta search: the search's alpha-beta priors
+//! ([`crate::SearchConfig::ab_prior_nodes`]) and the engine's check of its root moves.
 //!
 //! The network misjudges forced lines a few moves deep (king explosions, mates, lost pieces)
 //! that an alpha-beta search over material sees: `docs/experiments.md` ("Why the engine loses
@@ -6,8 +7,9 @@
 //! with a transposition table, killer and history move ordering, and a capture quiescence
 //! search that plays every blast out) and returns, at the deepest depth it completed, the
 //! root moves that score at least `margin` centipawns worse than its best one: moves that
-//! lose material or the king by force within its horizon. The MCTS then leaves them out
-//! ([`crate::Search::exclude_root_moves`]).
+//! lose material or the king by force within its horizon. The MCTS then raises the priors of
+//! the few moves left (alpha-beta priors, at the nodes it visits often), or leaves the
+//! refuted ones out at the root ([`crate::Search::exclude_root_moves`], `AlphaBetaShare`).
 //!
 //! Scores are centipawns for the side to move (pawn 100, knight and bishop 300, rook 500,
 //! queen 900); a game end `n` plies ahead scores ±([`WIN`] − n); repetitions (counted from the
@@ -84,7 +86,7 @@ struct Entry {
 }
 
 /// The search's state: table, ordering heuristics and counters.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct AlphaBeta {
     table: Vec<Option<Entry>>,
     killers: [[Option<Move>; 2]; MAX_PLY],

@@ -60,6 +60,18 @@ pub struct SearchConfig {
     /// below it ([`crate::tree::Node::minimax`]), and a visited child is scored by
     /// `(1 − α) · Q + α · minimax` instead of `Q`. 0 (the default) is plain PUCT.
     pub minimax_weight: f32,
+    /// Alpha-beta priors ([`crate::search`], `ab_priors.rs`): when a node reaches
+    /// [`SearchConfig::ab_prior_visits`] visits, a tactical alpha-beta search of this many
+    /// nodes ([`crate::alphabeta`]) looks at its position, and if it finds at most three moves
+    /// that do not lose material or the king by force within its horizon (the others all
+    /// scoring 1.5 pawns or more below its best), their priors are raised to at least
+    /// [`SearchConfig::ab_prior_weight`] shared among them. 0 (the default) is off.
+    pub ab_prior_nodes: u32,
+    /// Visits (completed or in flight) at which a node gets its alpha-beta check.
+    pub ab_prior_visits: u32,
+    /// Prior mass the moves an alpha-beta check singles out get at least, shared equally
+    /// (the other moves' priors are scaled down to make room).
+    pub ab_prior_weight: f32,
 }
 
 impl Default for SearchConfig {
@@ -81,6 +93,9 @@ impl Default for SearchConfig {
             lcb_stdevs: 0.0,
             tactics: 0,
             minimax_weight: 0.0,
+            ab_prior_nodes: 0,
+            ab_prior_visits: 32,
+            ab_prior_weight: 0.5,
         }
     }
 }

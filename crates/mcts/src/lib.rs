@@ -8,6 +8,8 @@
 //! - [`Search`]: an arena tree with PUCT (AlphaZero's `c_init`/`c_base`), FPU reduction,
 //!   Dirichlet noise at the root, WDL values, virtual loss, tree reuse, and exact scoring of
 //!   terminal positions with proof propagation (MCTS-solver).
+//! - Alpha-beta priors (`SearchConfig::ab_prior_nodes`): a short [`alphabeta`] search at the
+//!   nodes the search returns to raises the priors of the moves it leaves unrefuted.
 //! - [`Search::gather`] / [`Search::apply`]: the split that lets one thread drive many trees.
 //! - [`gumbel`]: Gumbel root search with sequential halving and the improved policy
 //!   (`softmax(logit + σ(completed Q))`) as the training target, as an alternative to PUCT
@@ -43,5 +45,5 @@ pub use evaluator::{
 };
 pub use mate::{Mate, MateLimits, mate_distance};
 pub use rng::Rng;
-pub use search::{ChildStats, Leaf, Search, pending_requests};
+pub use search::{AbPriorStats, ChildStats, Leaf, Search, pending_requests};
 pub use tree::Proven;

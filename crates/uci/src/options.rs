@@ -26,6 +26,9 @@
 //! | `AlphaBetaShare` | spin (0–90, %) | share of each move's time spent first on an alpha-beta search over material ([`atomzero_mcts::alphabeta`]); the root moves it finds 3 pawns or more worse than its best (a lost piece or king within its horizon) are left out of the MCTS; 0 = off |
 //! | `NNCacheSize` | spin (entries) | network evaluations kept by position ([`atomzero_mcts::EvalCache`], lc0's name): a transposition or the next move's search does not ask the network again; 0 = no cache |
 //! | `MinimaxWeight` | string (number, 0–1) | weight `α` of each node's implicit minimax value (the minimax of the network's evaluations below it, Lanctot et al. 2014) in selection: a visited child scores `(1 − α) · Q + α · minimax`; 0 (default) = plain PUCT |
+//! | `AlphaBetaPriorNodes` | spin (nodes) | alpha-beta priors ([`atomzero_mcts::SearchConfig::ab_prior_nodes`]): a tactical alpha-beta search of this many nodes at each node reaching `AlphaBetaPriorVisits` visits; when it leaves at most three moves unrefuted, their priors are raised to `AlphaBetaPriorWeight` between them (default 1000; 0 = off) |
+//! | `AlphaBetaPriorVisits` | spin | visits at which a node gets that check |
+//! | `AlphaBetaPriorWeight` | string (number, 0–1) | prior mass the moves the check singles out get at least |
 //! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
 
 use crate::worker::SharedEvaluator;
@@ -55,6 +58,11 @@ pub const DEFAULT_TACTICS: u64 = 0;
 /// against the same engine without it (`docs/experiments.md`, "Change 3"): +31 ± 43 Elo at 0.1
 /// s a move, +81 ± 61 at 0.5 s.
 pub const DEFAULT_NN_CACHE_SIZE: u64 = 200_000;
+
+/// `AlphaBetaPriorNodes`' default: a 1,000-node alpha-beta check at every node reaching
+/// `AlphaBetaPriorVisits` (32) visits. Measured at equal time against the same engine without
+/// it (`docs/experiments.md`, "Change 7"): +35 ± 42 Elo at 0.1 s a move, +33 ± 41 at 0.5 s.
+pub const DEFAULT_AB_PRIOR_NODES: u64 = 1000;
 
 /// `AlphaBetaShare`'s default (percent of the move time): off until a match says otherwise.
 pub const DEFAULT_ALPHABETA_SHARE: u64 = 0;
@@ -108,6 +116,12 @@ pub enum OptionId {
     NnCacheSize,
     /// `MinimaxWeight`.
     MinimaxWeight,
+    /// `AlphaBetaPriorNodes`.
+    AbPriorNodes,
+    /// `AlphaBetaPriorVisits`.
+    AbPriorVisits,
+    /// `AlphaBetaPriorWeight`.
+    AbPriorWeight,
 }
 
 /// The range of a `spin` option.
@@ -121,7 +135,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 23] = [
+    pub const ALL: [OptionId; 26] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -145,6 +159,9 @@ impl OptionId {
         OptionId::AlphaBetaShare,
         OptionId::NnCacheSize,
         OptionId::MinimaxWeight,
+        OptionId::AbPriorNodes,
+        OptionId::AbPriorVisits,
+        OptionId::AbPriorWeight,
     ];
 
     /// The name GUIs use.
@@ -173,6 +190,9 @@ impl OptionId {
             OptionId::AlphaBetaShare => "AlphaBetaShare",
             OptionId::NnCacheSize => "NNCacheSize",
             OptionId::MinimaxWeight => "MinimaxWeight",
+            OptionId::AbPriorNodes => "AlphaBetaPriorNodes",
+            OptionId::AbPriorVisits => "AlphaBetaPriorVisits",
+            OptionId::AbPriorWeight => "AlphaBetaPriorWeight",
         }
     }
 
@@ -208,6 +228,11 @@ impl OptionId {
             OptionId::MinimaxWeight => {
                 "weight of the implicit minimax value in selection (0: plain PUCT)"
             }
+            OptionId::AbPriorNodes => {
+                "alpha-beta nodes of the tactical check that raises priors (0: off)"
+            }
+            OptionId::AbPriorVisits => "visits at which a node gets the alpha-beta check",
+            OptionId::AbPriorWeight => "prior mass the moves the alpha-beta check keeps get",
         }
     }
 
@@ -223,6 +248,8 @@ impl OptionId {
             OptionId::Tactics => Some(SpinRange { min: 0, max: 3 }),
             OptionId::AlphaBetaShare => Some(SpinRange { min: 0, max: 90 }),
             OptionId::NnCacheSize => Some(SpinRange { min: 0, max: 100_000_000 }),
+            OptionId::AbPriorNodes => Some(SpinRange { min: 0, max: 100_000_000 }),
+            OptionId::AbPriorVisits => Some(SpinRange { min: 1, max: 1_000_000_000 }),
             _ => None,
         }
     }
@@ -298,6 +325,12 @@ pub struct Options {
     pub nn_cache_size: u64,
     /// `MinimaxWeight` ([`SearchConfig::minimax_weight`]).
     pub minimax_weight: f32,
+    /// `AlphaBetaPriorNodes` ([`SearchConfig::ab_prior_nodes`]).
+    pub ab_prior_nodes: u64,
+    /// `AlphaBetaPriorVisits` ([`SearchConfig::ab_prior_visits`]).
+    pub ab_prior_visits: u64,
+    /// `AlphaBetaPriorWeight` ([`SearchConfig::ab_prior_weight`]).
+    pub ab_prior_weight: f32,
 }
 
 impl Default for Options {
@@ -326,6 +359,9 @@ impl Default for Options {
             alphabeta_share: DEFAULT_ALPHABETA_SHARE,
             nn_cache_size: DEFAULT_NN_CACHE_SIZE,
             minimax_weight: SearchConfig::default().minimax_weight,
+            ab_prior_nodes: DEFAULT_AB_PRIOR_NODES,
+            ab_prior_visits: u64::from(SearchConfig::default().ab_prior_visits),
+            ab_prior_weight: SearchConfig::default().ab_prior_weight,
         }
     }
 }
@@ -384,6 +420,9 @@ impl Options {
             lcb_stdevs: self.lcb_stdevs,
             tactics: u8::try_from(self.tactics).unwrap_or(u8::MAX),
             minimax_weight: self.minimax_weight,
+            ab_prior_nodes: u32::try_from(self.ab_prior_nodes).unwrap_or(u32::MAX),
+            ab_prior_visits: u32::try_from(self.ab_prior_visits).unwrap_or(u32::MAX),
+            ab_prior_weight: self.ab_prior_weight,
             ..base
         }
     }
@@ -441,6 +480,9 @@ impl Options {
                     OptionId::AlphaBetaShare => spin(self.alphabeta_share),
                     OptionId::NnCacheSize => spin(self.nn_cache_size),
                     OptionId::MinimaxWeight => number(self.minimax_weight),
+                    OptionId::AbPriorNodes => spin(self.ab_prior_nodes),
+                    OptionId::AbPriorVisits => spin(self.ab_prior_visits),
+                    OptionId::AbPriorWeight => number(self.ab_prior_weight),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -544,6 +586,9 @@ impl Options {
             OptionId::AlphaBetaShare => self.alphabeta_share = spin()?,
             OptionId::NnCacheSize => self.nn_cache_size = spin()?,
             OptionId::MinimaxWeight => self.minimax_weight = number(0.0, 1.0)?,
+            OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,
+            OptionId::AbPriorVisits => self.ab_prior_visits = spin()?,
+            OptionId::AbPriorWeight => self.ab_prior_weight = number(0.0, 1.0)?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,
@@ -572,6 +617,36 @@ mod tests {
         assert_eq!(o.search_config(base).minimax_weight, 0.1);
         let lines = o.declarations();
         assert!(lines.iter().any(|l| l == "option name MinimaxWeight type string default 0.1"));
+    }
+
+    #[test]
+    fn the_alpha_beta_prior_options_reach_the_search() {
+        let mut o = Options::default();
+        let base = SearchConfig::default();
+        let default = o.search_config(base);
+        assert_eq!((default.ab_prior_nodes, default.ab_prior_visits), (1000, 32), "the engine's");
+        assert_eq!(o.set("AlphaBetaPriorNodes", Some("0")), Ok(OptionId::AbPriorNodes));
+        assert_eq!(o.search_config(base).ab_prior_nodes, 0, "off");
+        assert_eq!(o.set("AlphaBetaPriorNodes", Some("1000")), Ok(OptionId::AbPriorNodes));
+        assert_eq!(o.set("alphabetapriorvisits", Some("64")), Ok(OptionId::AbPriorVisits));
+        assert_eq!(o.set("AlphaBetaPriorWeight", Some("0.3")), Ok(OptionId::AbPriorWeight));
+        let config = o.search_config(base);
+        assert_eq!((config.ab_prior_nodes, config.ab_prior_visits), (1000, 64));
+        assert_eq!(config.ab_prior_weight, 0.3);
+        for bad in ["-0.1", "1.5", "nan", "x"] {
+            assert!(o.set("AlphaBetaPriorWeight", Some(bad)).is_err(), "{bad}");
+        }
+        // Visits below 1 clamp to 1.
+        assert_eq!(o.set("AlphaBetaPriorVisits", Some("0")), Ok(OptionId::AbPriorVisits));
+        assert_eq!(o.search_config(base).ab_prior_visits, 1);
+        let lines = o.declarations();
+        assert!(
+            lines.iter().any(|l| l == "option name AlphaBetaPriorWeight type string default 0.3")
+        );
+        assert!(
+            lines.iter().any(|l| l
+                == "option name AlphaBetaPriorNodes type spin default 1000 min 0 max 100000000")
+        );
     }
 
     #[test]

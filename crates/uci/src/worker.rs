@@ -137,6 +137,7 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
         cache,
     } = job;
     let cache_before = cache.as_ref().map(|c| c.stats());
+    let ab_before = search.ab_prior_stats();
     let mut mates = MateCache::new(mate_limits(&limits));
     let root = *search.root_position();
     let legal = root.legal_moves();
@@ -226,6 +227,15 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
             }
             if let (Some(cache), Some(before)) = (&cache, cache_before) {
                 output.info_string(&cache_line(cache.stats(), before));
+                if search.config().ab_prior_nodes > 0 {
+                    let now = search.ab_prior_stats();
+                    output.info_string(&format!(
+                        "alpha-beta priors: {} checks, {} raised priors, {} nodes",
+                        now.checks - ab_before.checks,
+                        now.raised - ab_before.raised,
+                        now.nodes - ab_before.nodes
+                    ));
+                }
             }
             answered.store(true, Ordering::Release);
             answer(&output, &root, &legal, search.best_move(), &search.pv(2));

@@ -14,12 +14,14 @@
 //! | `mod.rs` | the types, construction, [`Search::gather`], [`Search::apply`] (a leaf's expansion), [`Search::run`], root moves left out |
 //! | `walk.rs` | one walk down the tree: new nodes, leaves with history and repetitions, exact results at terminal positions and forced lines |
 //! | `select.rs` | PUCT selection (one pass below the root, the root's stored inputs, forced playouts) |
+//! | `ab_priors.rs` | alpha-beta priors: a tactical check of the nodes the search returns to, raising the priors of the moves it singles out |
 //! | `backup.rs` | backing values up, proofs (MCTS-solver) and the root's proof |
 //! | `gumbel_root.rs` | the Gumbel root search: draws, sequential halving, its move, the improved policy |
 //! | `results.rs` | what a search reports: root children and statistics, value, best move, sampling, PV |
 //! | `reuse.rs` | the root's expansion (children's nodes, noise), its children's selection inputs, tree reuse ([`Search::advance`]) |
 //! | `tests.rs` | tests of the internals (one-pass selection against the two-pass reference, ...) |
 
+mod ab_priors;
 mod backup;
 mod gumbel_root;
 mod results;
@@ -29,8 +31,10 @@ mod select;
 mod tests;
 mod walk;
 
+pub use ab_priors::AbPriorStats;
 pub use results::ChildStats;
 
+use crate::alphabeta::AlphaBeta;
 use crate::config::SearchConfig;
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
 use crate::gumbel::ActionStats;
@@ -142,6 +146,10 @@ pub struct Search {
     /// root edge (edge order, while the root is expanded) whether its move is one of them.
     root_excluded: Vec<Move>,
     excluded: Vec<bool>,
+    /// The alpha-beta search of [`SearchConfig::ab_prior_nodes`]'s checks (created at the
+    /// first), and their counters.
+    alphabeta: Option<Box<AlphaBeta>>,
+    ab_stats: AbPriorStats,
 }
 
 /// The state of a Gumbel root search (see [`crate::gumbel`]): a search begins when the root
@@ -211,6 +219,8 @@ impl Search {
             root_samples: Vec::new(),
             root_excluded: Vec::new(),
             excluded: Vec::new(),
+            alphabeta: None,
+            ab_stats: AbPriorStats::default(),
         }
     }
 

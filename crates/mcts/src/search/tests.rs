@@ -4,7 +4,7 @@
 
 use super::select::exploration_terms;
 use super::*;
-use crate::evaluator::RandomEvaluator;
+use crate::evaluator::{RandomEvaluator, UniformEvaluator};
 use crate::root::RootChild;
 use atomzero_rules::Variant;
 
@@ -94,16 +94,24 @@ fn reference_select(search: &Search, parent: NodeId) -> EdgeId {
 #[test]
 fn one_pass_selection_agrees_with_the_two_pass_reference() {
     let mut checked = 0;
-    for seed in 0..6u64 {
+    let mut raised = 0;
+    for seed in 0..8u64 {
         let mut pos = Position::new(Variant::Atomic);
         for k in 0..seed as usize {
             let moves = pos.legal_moves();
             pos.play_unchecked(moves[(k * 7 + 3) % moves.len()]);
         }
-        // Odd seeds with a steep growth of the exploration constant (`c_factor`, a small
-        // `c_base`), so that a selection ignoring it would disagree.
-        // Seeds 2 and 4 with implicit minimax values in the scores.
-        let config = if seed % 2 == 1 {
+        // Odd seeds below 6 with a steep growth of the exploration constant (`c_factor`, a
+        // small `c_base`), so that a selection ignoring it would disagree; seeds 2 and 4 with
+        // implicit minimax values in the scores; seeds 6 and 7 with alpha-beta priors (a
+        // raised prior reorders the unvisited edges and changes the root's inputs).
+        let config = if seed >= 6 {
+            SearchConfig {
+                ab_prior_nodes: 600,
+                ab_prior_visits: 2 + seed as u32,
+                ..SearchConfig::default()
+            }
+        } else if seed % 2 == 1 {
             SearchConfig { c_base: 50.0, c_factor: 2.0, ..SearchConfig::default() }
         } else if seed > 0 {
             SearchConfig { minimax_weight: 0.4, ..SearchConfig::default() }
@@ -126,8 +134,10 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
         search.gather(6);
         checked += check_selection(&search);
         check_counts(&search);
+        raised += search.ab_prior_stats().raised;
     }
     assert!(checked > 400, "{checked} nodes checked");
+    assert!(raised > 0, "no alpha-beta check raised a prior");
 }
 
 /// Checks that every unproven node with a valued child (a completed visit or a proof) holds
@@ -401,4 +411,69 @@ fn check_selection(search: &Search) -> usize {
         checked += 1;
     }
     checked
+}
+
+/// The prior of the root move written `uci`.
+fn root_prior(search: &Search, uci: &str) -> f32 {
+    let (edge, _) =
+        search.root_edges().find(|(e, _)| search.root_position.uci(e.mv) == uci).unwrap();
+    edge.prior
+}
+
+#[test]
+fn an_alpha_beta_check_raises_the_only_move_that_keeps_the_material() {
+    // Nxd5 takes the queen (both explode: K v K, a draw); every other move leaves White a
+    // knight against a queen, 6 pawns down. Uniform priors give Nxd5 1/n.
+    let pos = Position::from_fen("4k3/8/8/3q4/8/4N3/8/4K3 w - - 0 1", Variant::Atomic).unwrap();
+    let n = pos.legal_moves().len() as f32;
+    let config = SearchConfig {
+        ab_prior_nodes: 4000,
+        ab_prior_visits: 1,
+        ab_prior_weight: 0.5,
+        ..SearchConfig::default().without_noise()
+    };
+    let mut search = Search::new(&Game::new(pos), config, 1);
+    // The root's first walk expands it; the second finds it at one visit and checks it.
+    search.run(&UniformEvaluator, 2, 1);
+    let stats = search.ab_prior_stats();
+    assert_eq!((stats.checks, stats.raised), (1, 1), "{stats:?}");
+    assert!(stats.nodes > 0);
+    assert!((root_prior(&search, "e3d5") - 0.5).abs() < 1e-3, "{}", root_prior(&search, "e3d5"));
+    // The others make room, evenly (they were equal): the sum stays 1.
+    let other = root_prior(&search, "e1e2");
+    assert!((other - 0.5 / (n - 1.0)).abs() < 1e-3, "{other}");
+    let total: f32 = search.root_edges().map(|(e, _)| e.prior).sum();
+    assert!((total - 1.0).abs() < 1e-3, "{total}");
+    // Checking again changes nothing (a floor, not a boost).
+    let before: Vec<f32> = search.root_edges().map(|(e, _)| e.prior).collect();
+    search.ab_check(0, &pos, &[]);
+    let after: Vec<f32> = search.root_edges().map(|(e, _)| e.prior).collect();
+    for (a, b) in before.iter().zip(&after) {
+        assert!((a - b).abs() < 1e-3, "{before:?} -> {after:?}");
+    }
+    // The root's selection inputs follow, and the search goes on: Nxd5 is searched most.
+    check_selection(&search);
+    search.run(&UniformEvaluator, 200, 4);
+    assert_eq!(search.root_position.uci(search.best_move().unwrap()), "e3d5");
+    // Off, the prior stays the network's.
+    let mut plain = Search::new(&Game::new(pos), SearchConfig { ab_prior_nodes: 0, ..config }, 1);
+    plain.run(&UniformEvaluator, 200, 4);
+    assert!((root_prior(&plain, "e3d5") - 1.0 / n).abs() < 1e-3);
+    assert_eq!(plain.ab_prior_stats(), AbPriorStats::default());
+}
+
+#[test]
+fn an_alpha_beta_check_of_a_quiet_position_changes_nothing() {
+    let pos = Position::new(Variant::Atomic);
+    let config = SearchConfig {
+        ab_prior_nodes: 4000,
+        ab_prior_visits: 1,
+        ..SearchConfig::default().without_noise()
+    };
+    let mut search = Search::new(&Game::new(pos), config, 1);
+    search.run(&UniformEvaluator, 2, 1);
+    let stats = search.ab_prior_stats();
+    assert_eq!((stats.checks, stats.raised), (1, 0), "{stats:?}");
+    let n = pos.legal_moves().len() as f32;
+    assert!(search.root_edges().all(|(e, _)| (e.prior - 1.0 / n).abs() < 1e-3));
 }

@@ -102,6 +102,9 @@ impl Search {
                     if node.n_edges == 0 {
                         return Walk::Nothing;
                     }
+                    if self.wants_ab_check(id) {
+                        self.ab_check(id, &pos, path_hashes);
+                    }
                     let e = if id == 0 && self.config.gumbel.is_some() {
                         self.select_root_gumbel()
                     } else {

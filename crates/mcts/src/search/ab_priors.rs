@@ -1,0 +1,116 @@
+//! Alpha-beta priors ([`crate::SearchConfig::ab_prior_nodes`]): a short tactical search that
+//! raises the priors of the moves a position's tactics single out.
+//!
+//! The engine loses to forced lines its network's policy does not propose
+//! (`docs/experiments.md`, "Why the engine loses at longer time controls"): after a blunder,
+//! the refutation had a prior too low for the search to visit. When a node reaches
+//! [`crate::SearchConfig::ab_prior_visits`] visits (so only the nodes the search keeps coming
+//! back to pay for it), [`AlphaBeta::check_root`] searches its position for a fixed number of
+//! nodes. If at most [`MAX_RAISED`] moves are not refuted (every other move scores
+//! [`MARGIN`] centipawns or more below the best: it loses material or the king by force
+//! within the horizon), those moves' priors are raised to at least
+//! [`crate::SearchConfig::ab_prior_weight`] shared among them, and the other priors are
+//! scaled down so that the sum stays what it was. The check does not veto a move (the
+//! material search misjudges sacrifices) and does not prove anything: it only tells the PUCT
+//! search where to look first. Raising to a floor is idempotent, so a node checked twice
+//! (a walk that collided and came back at the same visit count) ends as if checked once.
+//!
+//! Pure and deterministic: the alpha-beta search stops by its node count, not a clock; its
+//! transposition table is kept between checks (the positions of one tree overlap).
+
+use super::Search;
+use crate::alphabeta::AlphaBeta;
+use crate::tree::NodeId;
+use atomzero_rules::Position;
+
+/// Most moves a check raises: more than this many moves that keep the material is a quiet
+/// position, where the network's priors are better than a material count.
+const MAX_RAISED: usize = 3;
+
+/// Centipawns below the alpha-beta search's best at which a move counts as refuted.
+const MARGIN: i32 = 150;
+
+/// Transposition-table size of the checks' alpha-beta search (2^16 entries, ~2 MB).
+const TABLE_BITS: u32 = 16;
+
+/// Counters of the alpha-beta checks of one search (since it was created).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AbPriorStats {
+    /// Checks run.
+    pub checks: u64,
+    /// Checks that raised priors.
+    pub raised: u64,
+    /// Alpha-beta nodes searched.
+    pub nodes: u64,
+}
+
+impl Search {
+    /// Whether node `id`, about to be selected from, gets its alpha-beta check now.
+    #[inline]
+    pub(super) fn wants_ab_check(&self, id: NodeId) -> bool {
+        let config = &self.config;
+        config.ab_prior_nodes > 0 && {
+            let node = &self.nodes[id as usize];
+            node.in_tree() == config.ab_prior_visits.max(1)
+                && node.n_edges > 1
+                && !(id == 0 && config.gumbel.is_some())
+        }
+    }
+
+    /// Runs the alpha-beta check of node `id`, whose position is `pos` (after the path's
+    /// positions `path_hashes`), and raises its edges' priors if the check singles out moves.
+    pub(super) fn ab_check(&mut self, id: NodeId, pos: &Position, path_hashes: &[u64]) {
+        let mut ab = self.alphabeta.take().unwrap_or_else(|| Box::new(AlphaBeta::new(TABLE_BITS)));
+        let mut before = Vec::with_capacity(self.game_hashes.len() + path_hashes.len());
+        before.extend_from_slice(&self.game_hashes);
+        before.extend_from_slice(path_hashes);
+        let budget = u64::from(self.config.ab_prior_nodes);
+        let check = ab.check_root(pos, &before, 64, MARGIN, &mut |n| n < budget);
+        self.ab_stats.checks += 1;
+        self.ab_stats.nodes += ab.nodes();
+        self.alphabeta = Some(ab);
+        let Some(check) = check else { return };
+        let node = &self.nodes[id as usize];
+        let range = node.edges();
+        let kept = range.len().saturating_sub(check.refuted.len());
+        if check.refuted.is_empty() || kept == 0 || kept > MAX_RAISED {
+            return;
+        }
+        let floor = self.config.ab_prior_weight.clamp(0.0, 1.0) / kept as f32;
+        let raised = |mv| !check.refuted.contains(&mv);
+        let (mut total, mut old, mut new) = (0.0f32, 0.0f32, 0.0f32);
+        for edge in self.edges.iter(range.clone()) {
+            total += edge.prior;
+            if raised(edge.mv) {
+                old += edge.prior;
+                new += edge.prior.max(floor);
+            }
+        }
+        let rest = total - old;
+        let scale = if rest > 0.0 { (total - new).max(0.0) / rest } else { 1.0 };
+        for e in range.clone() {
+            let edge = self.edges.get(e);
+            let prior = if raised(edge.mv) { edge.prior.max(floor) } else { edge.prior * scale };
+            self.edges.set_prior(e, prior);
+        }
+        self.ab_stats.raised += 1;
+        let node = &self.nodes[id as usize];
+        let (children, n_children) = (node.children(), node.n_children as usize);
+        if id == 0 {
+            // Every root edge has a node: refresh each child's selection inputs.
+            for child in children {
+                self.refresh_root_child(child as NodeId);
+            }
+        } else {
+            // Below the root the unvisited edges must follow the visited ones in descending
+            // order of prior (`select_edge` stops at the first): a uniform scale keeps the
+            // order of the others, a raised one moves up.
+            self.edges.sort_by_prior(range.start + n_children..range.end);
+        }
+    }
+
+    /// The alpha-beta checks' counters since the search was created.
+    pub fn ab_prior_stats(&self) -> AbPriorStats {
+        self.ab_stats
+    }
+}
