@@ -420,12 +420,10 @@ fn root_prior(search: &Search, uci: &str) -> f32 {
     edge.prior
 }
 
-#[test]
-fn an_alpha_beta_check_raises_the_only_move_that_keeps_the_material() {
-    // Nxd5 takes the queen (both explode: K v K, a draw); every other move leaves White a
-    // knight against a queen, 6 pawns down. Uniform priors give Nxd5 1/n.
-    let pos = Position::from_fen("4k3/8/8/3q4/8/4N3/8/4K3 w - - 0 1", Variant::Atomic).unwrap();
-    let n = pos.legal_moves().len() as f32;
+/// A search of `pos` with uniform priors and alpha-beta priors at one visit (4,000 nodes, the
+/// default weight 0.5), run for two visits: the root's first walk expands it, the second finds
+/// it at one visit and checks it. Also returns the settings.
+fn root_checked_once(pos: Position) -> (Search, SearchConfig) {
     let config = SearchConfig {
         ab_prior_nodes: 4000,
         ab_prior_visits: 1,
@@ -433,8 +431,17 @@ fn an_alpha_beta_check_raises_the_only_move_that_keeps_the_material() {
         ..SearchConfig::default().without_noise()
     };
     let mut search = Search::new(&Game::new(pos), config, 1);
-    // The root's first walk expands it; the second finds it at one visit and checks it.
     search.run(&UniformEvaluator, 2, 1);
+    (search, config)
+}
+
+#[test]
+fn an_alpha_beta_check_raises_the_only_move_that_keeps_the_material() {
+    // Nxd5 takes the queen (both explode: K v K, a draw); every other move leaves White a
+    // knight against a queen, 6 pawns down. Uniform priors give Nxd5 1/n.
+    let pos = Position::from_fen("4k3/8/8/3q4/8/4N3/8/4K3 w - - 0 1", Variant::Atomic).unwrap();
+    let n = pos.legal_moves().len() as f32;
+    let (mut search, config) = root_checked_once(pos);
     let stats = search.ab_prior_stats();
     assert_eq!((stats.checks, stats.raised), (1, 1), "{stats:?}");
     assert!(stats.nodes > 0);
@@ -465,13 +472,7 @@ fn an_alpha_beta_check_raises_the_only_move_that_keeps_the_material() {
 #[test]
 fn an_alpha_beta_check_of_a_quiet_position_changes_nothing() {
     let pos = Position::new(Variant::Atomic);
-    let config = SearchConfig {
-        ab_prior_nodes: 4000,
-        ab_prior_visits: 1,
-        ..SearchConfig::default().without_noise()
-    };
-    let mut search = Search::new(&Game::new(pos), config, 1);
-    search.run(&UniformEvaluator, 2, 1);
+    let (search, _) = root_checked_once(pos);
     let stats = search.ab_prior_stats();
     assert_eq!((stats.checks, stats.raised), (1, 0), "{stats:?}");
     let n = pos.legal_moves().len() as f32;
