@@ -95,6 +95,8 @@ pub struct AlphaBeta {
     stopped: bool,
     /// Hashes of the game's positions before the root (oldest first), then of the line.
     line: Vec<u64>,
+    /// Nodes after which a search stops ([`AlphaBeta::quiescence_score`]'s budget).
+    limit: u64,
 }
 
 impl AlphaBeta {
@@ -107,6 +109,7 @@ impl AlphaBeta {
             nodes: 0,
             stopped: false,
             line: Vec::new(),
+            limit: u64::MAX,
         }
     }
 
@@ -187,11 +190,30 @@ impl AlphaBeta {
         result
     }
 
+    /// The quiescence search's view of `pos` (whose legal moves are `moves`): its static
+    /// material and its score after the captures worth making (blasts played out; a king
+    /// lost scores near ±[`WIN`]), both in centipawns for the side to move. `None` when
+    /// `max_nodes` ran out first. Uses no table, so it never depends on earlier searches.
+    pub fn quiescence_score(
+        &mut self,
+        pos: &Position,
+        moves: &MoveList,
+        max_nodes: u64,
+    ) -> Option<(i32, i32)> {
+        self.nodes = 0;
+        self.stopped = false;
+        let mut keep_going = |_: u64| true;
+        self.limit = max_nodes;
+        let score = self.quiescence(pos, moves, 0, 0, -INFINITY, INFINITY, &mut keep_going);
+        self.limit = u64::MAX;
+        (!self.stopped).then(|| (material(pos.board(), pos.turn()), score))
+    }
+
     /// Counts a node and asks the caller every 1,024.
     #[inline]
     fn tick(&mut self, keep_going: &mut dyn FnMut(u64) -> bool) -> bool {
         self.nodes += 1;
-        if self.nodes.is_multiple_of(1024) && !keep_going(self.nodes) {
+        if self.nodes > self.limit || (self.nodes.is_multiple_of(1024) && !keep_going(self.nodes)) {
             self.stopped = true;
         }
         self.stopped
@@ -485,6 +507,21 @@ mod tests {
 
     fn uci(fen: &str, m: Move) -> String {
         Position::from_fen(fen, Variant::Atomic).unwrap().uci(m)
+    }
+
+    #[test]
+    fn the_quiescence_score_plays_the_captures_out_within_its_budget() {
+        // White, a queen down for a pawn, blows the queen up with exd5 (both explode).
+        let pos = Position::from_fen("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1", Variant::Atomic).unwrap();
+        let moves = pos.legal_moves();
+        let mut ab = AlphaBeta::new(4);
+        assert_eq!(ab.quiescence_score(&pos, &moves, 256), Some((-800, 0)));
+        // Out of budget before the capture is searched: no score.
+        assert_eq!(ab.quiescence_score(&pos, &moves, 0), None);
+        // The limit does not outlive the call: the same search again finds the same score.
+        assert_eq!(ab.quiescence_score(&pos, &moves, 256), Some((-800, 0)));
+        let start = Position::new(Variant::Atomic);
+        assert_eq!(ab.quiescence_score(&start, &start.legal_moves(), 256), Some((0, 0)));
     }
 
     #[test]

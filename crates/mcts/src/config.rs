@@ -72,6 +72,15 @@ pub struct SearchConfig {
     /// Prior mass the moves an alpha-beta check singles out get at least, shared equally
     /// (the other moves' priors are scaled down to make room).
     pub ab_prior_weight: f32,
+    /// Weight `λ` of the quiescence correction of a leaf's value (AlphaGo's mix of the value
+    /// network with a fast evaluation, here a capture search): a new leaf's value becomes
+    /// `v + λ · (tanh(q / s) − tanh(m / s))`, where `m` is the side to move's material, `q`
+    /// what [`crate::alphabeta::AlphaBeta::quiescence_score`] says it keeps after the captures
+    /// worth making, and `s` is [`SearchConfig::quiescence_scale`]. The correction is zero
+    /// where no capture pays, so it adds only what the captures change. 0 (the default) is off.
+    pub quiescence_weight: f32,
+    /// The scale `s` (centipawns) of the quiescence correction.
+    pub quiescence_scale: f32,
 }
 
 impl Default for SearchConfig {
@@ -96,6 +105,8 @@ impl Default for SearchConfig {
             ab_prior_nodes: 0,
             ab_prior_visits: 32,
             ab_prior_weight: 0.5,
+            quiescence_weight: 0.0,
+            quiescence_scale: 400.0,
         }
     }
 }

@@ -29,6 +29,8 @@
 //! | `AlphaBetaPriorNodes` | spin (nodes) | alpha-beta priors ([`atomzero_mcts::SearchConfig::ab_prior_nodes`]): a tactical alpha-beta search of this many nodes at each node reaching `AlphaBetaPriorVisits` visits; when it leaves at most three moves unrefuted, their priors are raised to `AlphaBetaPriorWeight` between them (default 1000; 0 = off) |
 //! | `AlphaBetaPriorVisits` | spin | visits at which a node gets that check |
 //! | `AlphaBetaPriorWeight` | string (number, 0–1) | prior mass the moves the check singles out get at least |
+//! | `QuiescenceWeight` | string (number, 0–1) | weight `λ` of the quiescence correction of a new leaf's value ([`atomzero_mcts::SearchConfig::quiescence_weight`]): `v + λ · (tanh(q / s) − tanh(m / s))`, `m` the side to move's material and `q` what a capture search says it keeps; 0 (default) = off |
+//! | `QuiescenceScale` | string (number, centipawns) | the scale `s` of that correction (default 400) |
 //! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
 
 use crate::worker::SharedEvaluator;
@@ -122,6 +124,10 @@ pub enum OptionId {
     AbPriorVisits,
     /// `AlphaBetaPriorWeight`.
     AbPriorWeight,
+    /// `QuiescenceWeight`.
+    QuiescenceWeight,
+    /// `QuiescenceScale`.
+    QuiescenceScale,
 }
 
 /// The range of a `spin` option.
@@ -135,7 +141,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 26] = [
+    pub const ALL: [OptionId; 28] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -162,6 +168,8 @@ impl OptionId {
         OptionId::AbPriorNodes,
         OptionId::AbPriorVisits,
         OptionId::AbPriorWeight,
+        OptionId::QuiescenceWeight,
+        OptionId::QuiescenceScale,
     ];
 
     /// The name GUIs use.
@@ -193,6 +201,8 @@ impl OptionId {
             OptionId::AbPriorNodes => "AlphaBetaPriorNodes",
             OptionId::AbPriorVisits => "AlphaBetaPriorVisits",
             OptionId::AbPriorWeight => "AlphaBetaPriorWeight",
+            OptionId::QuiescenceWeight => "QuiescenceWeight",
+            OptionId::QuiescenceScale => "QuiescenceScale",
         }
     }
 
@@ -233,6 +243,10 @@ impl OptionId {
             }
             OptionId::AbPriorVisits => "visits at which a node gets the alpha-beta check",
             OptionId::AbPriorWeight => "prior mass the moves the alpha-beta check keeps get",
+            OptionId::QuiescenceWeight => {
+                "weight of the capture search's correction of a leaf's value (0: off)"
+            }
+            OptionId::QuiescenceScale => "centipawn scale of the capture search's correction",
         }
     }
 
@@ -331,6 +345,10 @@ pub struct Options {
     pub ab_prior_visits: u64,
     /// `AlphaBetaPriorWeight` ([`SearchConfig::ab_prior_weight`]).
     pub ab_prior_weight: f32,
+    /// `QuiescenceWeight` ([`SearchConfig::quiescence_weight`]).
+    pub quiescence_weight: f32,
+    /// `QuiescenceScale` ([`SearchConfig::quiescence_scale`]).
+    pub quiescence_scale: f32,
 }
 
 impl Default for Options {
@@ -362,6 +380,8 @@ impl Default for Options {
             ab_prior_nodes: DEFAULT_AB_PRIOR_NODES,
             ab_prior_visits: u64::from(SearchConfig::default().ab_prior_visits),
             ab_prior_weight: SearchConfig::default().ab_prior_weight,
+            quiescence_weight: SearchConfig::default().quiescence_weight,
+            quiescence_scale: SearchConfig::default().quiescence_scale,
         }
     }
 }
@@ -423,6 +443,8 @@ impl Options {
             ab_prior_nodes: u32::try_from(self.ab_prior_nodes).unwrap_or(u32::MAX),
             ab_prior_visits: u32::try_from(self.ab_prior_visits).unwrap_or(u32::MAX),
             ab_prior_weight: self.ab_prior_weight,
+            quiescence_weight: self.quiescence_weight,
+            quiescence_scale: self.quiescence_scale,
             ..base
         }
     }
@@ -483,6 +505,8 @@ impl Options {
                     OptionId::AbPriorNodes => spin(self.ab_prior_nodes),
                     OptionId::AbPriorVisits => spin(self.ab_prior_visits),
                     OptionId::AbPriorWeight => number(self.ab_prior_weight),
+                    OptionId::QuiescenceWeight => number(self.quiescence_weight),
+                    OptionId::QuiescenceScale => number(self.quiescence_scale),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -589,6 +613,8 @@ impl Options {
             OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,
             OptionId::AbPriorVisits => self.ab_prior_visits = spin()?,
             OptionId::AbPriorWeight => self.ab_prior_weight = number(0.0, 1.0)?,
+            OptionId::QuiescenceWeight => self.quiescence_weight = number(0.0, 1.0)?,
+            OptionId::QuiescenceScale => self.quiescence_scale = number(1.0, 100_000.0)?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,
@@ -603,6 +629,24 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_quiescence_options_reach_the_search_within_their_ranges() {
+        let mut o = Options::default();
+        let base = SearchConfig::default();
+        assert_eq!(o.search_config(base).quiescence_weight, 0.0);
+        assert_eq!(o.set("QuiescenceWeight", Some("0.3")), Ok(OptionId::QuiescenceWeight));
+        assert_eq!(o.set("quiescencescale", Some("250")), Ok(OptionId::QuiescenceScale));
+        let config = o.search_config(base);
+        assert_eq!((config.quiescence_weight, config.quiescence_scale), (0.3, 250.0));
+        for bad in ["-0.1", "1.5", "x"] {
+            assert!(o.set("QuiescenceWeight", Some(bad)).is_err(), "{bad}");
+        }
+        assert!(o.set("QuiescenceScale", Some("0")).is_err());
+        assert_eq!(o.search_config(base).quiescence_weight, 0.3);
+        let lines = o.declarations();
+        assert!(lines.iter().any(|l| l == "option name QuiescenceScale type string default 250"));
+    }
 
     #[test]
     fn the_minimax_weight_reaches_the_search_within_its_range() {

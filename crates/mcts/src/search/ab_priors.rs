@@ -31,7 +31,7 @@ const MAX_RAISED: usize = 3;
 const MARGIN: i32 = 150;
 
 /// Transposition-table size of the checks' alpha-beta search (2^16 entries, ~2 MB).
-const TABLE_BITS: u32 = 16;
+pub(super) const AB_TABLE_BITS: u32 = 16;
 
 /// Counters of the alpha-beta checks of one search (since it was created).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,7 +60,8 @@ impl Search {
     /// Runs the alpha-beta check of node `id`, whose position is `pos` (after the path's
     /// positions `path_hashes`), and raises its edges' priors if the check singles out moves.
     pub(super) fn ab_check(&mut self, id: NodeId, pos: &Position, path_hashes: &[u64]) {
-        let mut ab = self.alphabeta.take().unwrap_or_else(|| Box::new(AlphaBeta::new(TABLE_BITS)));
+        let mut ab =
+            self.alphabeta.take().unwrap_or_else(|| Box::new(AlphaBeta::new(AB_TABLE_BITS)));
         let mut before = Vec::with_capacity(self.game_hashes.len() + path_hashes.len());
         before.extend_from_slice(&self.game_hashes);
         before.extend_from_slice(path_hashes);

@@ -59,6 +59,8 @@ pub struct Leaf {
     /// Its legal moves.
     pub moves: MoveList,
     path: Vec<NodeId>,
+    /// What [`SearchConfig::quiescence_weight`] adds to its value (side to move's view).
+    correction: f32,
 }
 
 impl Leaf {
@@ -71,6 +73,7 @@ impl Leaf {
             repetitions: 0,
             moves: MoveList::new(),
             path: Vec::with_capacity(16),
+            correction: 0.0,
         }
     }
 
@@ -376,7 +379,7 @@ impl Search {
         node.first_edge = first as EdgeId;
         node.n_edges = leaf.moves.len() as u16;
         node.expansion = Expansion::Expanded;
-        let wdl = sanitize(eval.wdl);
+        let wdl = corrected(sanitize(eval.wdl), leaf.correction);
         if leaf.node == 0 {
             self.give_root_edges_nodes();
             self.add_root_noise();
@@ -467,6 +470,17 @@ fn descending(priors: &[f32]) -> bool {
 }
 
 #[inline]
+/// `wdl` (normalised) with `correction` added to its value `w − l`: the value clamped to
+/// [−1, 1], the draw share kept where the new value leaves room for it.
+fn corrected(wdl: [f32; 3], correction: f32) -> [f32; 3] {
+    if correction == 0.0 {
+        return wdl;
+    }
+    let value = (wdl[0] - wdl[2] + correction).clamp(-1.0, 1.0);
+    let draw = wdl[1].min(1.0 - value.abs());
+    [(1.0 - draw + value) / 2.0, draw, (1.0 - draw - value) / 2.0]
+}
+
 fn sanitize(wdl: [f32; 3]) -> [f32; 3] {
     let clean = |p: f32| if p.is_finite() && p > 0.0 { p } else { 0.0 };
     let [w, d, l] = [clean(wdl[0]), clean(wdl[1]), clean(wdl[2])];

@@ -478,3 +478,44 @@ fn an_alpha_beta_check_of_a_quiet_position_changes_nothing() {
     let n = pos.legal_moves().len() as f32;
     assert!(search.root_edges().all(|(e, _)| (e.prior - 1.0 / n).abs() < 1e-3));
 }
+
+/// The root's value after one visit of `pos` with uniform priors and an even value, with the
+/// quiescence correction at `weight` (scale 400).
+fn root_value_with_quiescence(pos: Position, weight: f32) -> f32 {
+    let config = SearchConfig {
+        quiescence_weight: weight,
+        quiescence_scale: 400.0,
+        ..SearchConfig::default().without_noise()
+    };
+    let mut search = Search::new(&Game::new(pos), config, 1);
+    search.run(&UniformEvaluator, 1, 1);
+    let [w, d, l] = search.root_wdl();
+    assert!((w + d + l - 1.0).abs() < 1e-5 && w >= 0.0 && l >= 0.0, "{w} {d} {l}");
+    w - l
+}
+
+#[test]
+fn the_quiescence_correction_adds_what_the_captures_win() {
+    // White is a queen down for a pawn (-800) but exd5 blows the queen up with the pawn: the
+    // capture search keeps 0, so the value gains 0.5 · (tanh(0) − tanh(−2)) = 0.482.
+    let pos = Position::from_fen("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1", Variant::Atomic).unwrap();
+    let v = root_value_with_quiescence(pos, 0.5);
+    let expected = 0.5 * (0.0f32.tanh() - (-2.0f32).tanh());
+    assert!((v - expected).abs() < 1e-3, "{v} vs {expected}");
+    assert_eq!(root_value_with_quiescence(pos, 0.0), 0.0);
+    // Black to move in the same position keeps the queen: no capture pays, no correction.
+    let quiet = Position::from_fen("4k3/8/8/3q4/4P3/8/8/4K3 b - - 0 1", Variant::Atomic).unwrap();
+    assert_eq!(root_value_with_quiescence(quiet, 0.5), 0.0);
+    assert_eq!(root_value_with_quiescence(Position::new(Variant::Atomic), 0.5), 0.0);
+}
+
+#[test]
+fn a_corrected_evaluation_stays_a_distribution() {
+    assert_eq!(super::corrected([0.2, 0.5, 0.3], 0.0), [0.2, 0.5, 0.3]);
+    let [w, d, l] = super::corrected([0.2, 0.5, 0.3], 0.3);
+    assert!((w - l - 0.2).abs() < 1e-6 && (d - 0.5).abs() < 1e-6, "{w} {d} {l}");
+    // Past what the draw leaves room for: the draw shrinks; past 1: clamped.
+    let [w, d, l] = super::corrected([0.2, 0.5, 0.3], 0.9);
+    assert!((w - l - 0.8).abs() < 1e-6 && (d - 0.2).abs() < 1e-6 && l >= 0.0, "{w} {d} {l}");
+    assert_eq!(super::corrected([0.6, 0.4, 0.0], 1.0), [1.0, 0.0, 0.0]);
+}

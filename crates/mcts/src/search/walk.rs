@@ -4,8 +4,13 @@
 //! (a terminal position, a draw by rule, a forced line of [`crate::tactics`], a win at once
 //! with `instant_wins`) backed up and proven at once.
 
+use super::ab_priors::AB_TABLE_BITS;
 use super::{Leaf, Scratch, Search, Walk};
+use crate::alphabeta::AlphaBeta;
 use crate::tactics;
+
+/// Nodes of a leaf's capture search ([`crate::SearchConfig::quiescence_weight`]).
+const QUIESCENCE_NODES: u64 = 256;
 use crate::tree::{Expansion, NO_NODE, Node, NodeId, Proven};
 use atomzero_rules::{MoveList, Outcome, Position};
 
@@ -92,6 +97,7 @@ impl Search {
                         return Walk::Exact;
                     }
                     self.max_depth = self.max_depth.max(path.len() - 1);
+                    leaf.correction = self.quiescence_correction(&pos, &leaf.moves);
                     self.leaf_history(path_positions, &mut leaf.history);
                     leaf.node = id;
                     leaf.position = pos;
@@ -197,6 +203,23 @@ impl Search {
         pos.is_insufficient_material() || pos.halfmoves() >= 100 || {
             let repetitions = self.repetitions_after(pos, path_hashes, line);
             repetitions >= 2 || (self.config.twofold_draw && repetitions >= 1)
+        }
+    }
+
+    /// [`crate::SearchConfig::quiescence_weight`]'s correction of a new leaf's value (0 when off,
+    /// when no capture pays, or when the capture search runs out of its budget).
+    fn quiescence_correction(&mut self, pos: &Position, moves: &MoveList) -> f32 {
+        let weight = self.config.quiescence_weight;
+        if weight == 0.0 {
+            return 0.0;
+        }
+        let ab = self.alphabeta.get_or_insert_with(|| Box::new(AlphaBeta::new(AB_TABLE_BITS)));
+        match ab.quiescence_score(pos, moves, QUIESCENCE_NODES) {
+            Some((material, score)) if score != material => {
+                let scale = self.config.quiescence_scale.max(1.0);
+                weight * ((score as f32 / scale).tanh() - (material as f32 / scale).tanh())
+            }
+            _ => 0.0,
         }
     }
 
