@@ -4,7 +4,9 @@
 use crate::error::{BenchError, Context, Result};
 use crate::util::{encoded_positions, random_games, time_median};
 use atomzero_encoding::{Encoder, POLICY_SIZE};
-use atomzero_infer::{InferNet, Workspace};
+use atomzero_infer::bf16::bf16_supported;
+use atomzero_infer::net::takes_small_path;
+use atomzero_infer::{InferNet, Precision, Workspace};
 use atomzero_mcts::Rng;
 use atomzero_nn::burn::module::Module;
 use atomzero_nn::burn::tensor::{Device, Tensor, TensorData};
@@ -93,6 +95,12 @@ pub fn run(
         device.seed(7);
         let net = config.init(&device).context("net")?.valid();
         let infer = InferNet::from_net(&net).context("atomzero-infer")?;
+        // The small path's bf16 products, where the CPU has them (`atomzero uci`'s default).
+        let bf16 = if bf16_supported() {
+            Some(infer.clone().with_precision(Precision::Bf16).context("atomzero-infer bf16")?)
+        } else {
+            None
+        };
         let planes = config.input_planes();
         let max_batch = batches.iter().copied().max().unwrap_or(1);
         let input = encoded_positions(&games, &config, max_batch);
@@ -159,6 +167,34 @@ pub fn run(
                 100.0 * gflops(ours) / peaks.one,
                 ours / burn
             )?;
+            if let Some(bf16) = bf16.as_ref().filter(|_| takes_small_path(batch, config.filters)) {
+                let (mut f32_rounds, mut bf16_rounds) = (Vec::new(), Vec::new());
+                let mut failed = None;
+                let mut run = |net: &InferNet| {
+                    time_median(seconds / 3.0, || {
+                        if let Err(e) =
+                            net.forward_into(input, batch, &mut workspace, &mut policy, &mut wdl)
+                        {
+                            failed = Some(e);
+                        }
+                    })
+                };
+                for _ in 0..3 {
+                    f32_rounds.push(run(&infer));
+                    bf16_rounds.push(run(bf16));
+                }
+                if let Some(e) = failed {
+                    return Err(BenchError::msg(format!("atomzero-infer: {e}")));
+                }
+                let (f32s, bf16s) =
+                    (batch as f64 / median(f32_rounds), batch as f64 / median(bf16_rounds));
+                writeln!(
+                    out,
+                    "    bf16 products (AVX-512 BF16, atomzero uci's default here): {bf16s:>9.1} pos/s \
+                     against f32 {f32s:>9.1} in the same rounds: {:.2}x",
+                    bf16s / f32s
+                )?;
+            }
         }
         drop(ort);
         // Self-play's setting: one worker per core, each with its own workspace.

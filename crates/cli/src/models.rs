@@ -3,6 +3,7 @@
 
 use anyhow::{Result, anyhow, bail};
 use atomzero_eval::ModelLoader;
+use atomzero_infer::Precision;
 use atomzero_mcts::SearchConfig;
 use atomzero_nn::DeviceKind;
 pub use atomzero_run::models::LoadedModel;
@@ -10,6 +11,16 @@ pub use atomzero_run::models::LoadedModel;
 /// Loads `spec`: `random`, `uniform`, `shipped` or the path of a saved network (its `.json`
 /// sidecar beside it), run on `device`.
 pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel> {
+    load_with_precision(spec, seed, device, Precision::F32)
+}
+
+/// [`load`] with the CPU inference's small-batch arithmetic (`atomzero uci --precision`).
+pub fn load_with_precision(
+    spec: &str,
+    seed: u64,
+    device: DeviceKind,
+    precision: Precision,
+) -> Result<LoadedModel> {
     let path;
     let spec = if spec == crate::shipped::SPEC {
         path = crate::shipped::path()?.to_string_lossy().into_owned();
@@ -17,7 +28,8 @@ pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel> {
     } else {
         spec
     };
-    atomzero_run::models::load(spec, seed, device).map_err(|e| anyhow!("{e}"))
+    atomzero_run::models::load_with_precision(spec, seed, device, precision)
+        .map_err(|e| anyhow!("{e}"))
 }
 
 /// Networks for `net:PATH` and `policy:PATH` players (`net:shipped` included).

@@ -3,6 +3,7 @@
 use crate::config::{Config, ConfigFile};
 use crate::models;
 use anyhow::{Result, anyhow};
+use atomzero_infer::Precision;
 use atomzero_uci::{EngineConfig, LoadedModel, ModelLoadError, run_stdio};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,11 @@ pub struct UciArgs {
     /// the Balanced start's setup position, and the engine's first move a removal like `@e2`).
     #[arg(long, default_value = "standard")]
     start: String,
+    /// Arithmetic of the network's small batches on the CPU: `auto` (bf16 products where the
+    /// CPU has AVX-512 BF16, else f32), `f32` or `bf16` (an error without AVX-512 BF16).
+    /// docs/experiments.md, Change 8, has the equal-time matches behind the default.
+    #[arg(long, default_value = "auto")]
+    precision: String,
 }
 
 pub fn run(args: UciArgs) -> Result<()> {
@@ -31,6 +37,12 @@ pub fn run(args: UciArgs) -> Result<()> {
         ..EngineConfig::default()
     };
     engine.options.start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
+    let precision: Precision = args.precision.parse().map_err(|e| anyhow!("--precision: {e}"))?;
+    // Refused here, not at the first load: the engine would otherwise start and play with
+    // uniform priors after an `info string error`.
+    if precision == Precision::Bf16 && !atomzero_infer::bf16::bf16_supported() {
+        return Err(anyhow!("--precision: {}", atomzero_infer::InferError::Bf16Unsupported));
+    }
     // A network named on the command line must load: an engine that silently fell back to
     // uniform priors would lose every game of a match without saying why (lc0 also refuses
     // to start without its weights). `setoption name Model` keeps the fallback. The network
@@ -38,8 +50,9 @@ pub fn run(args: UciArgs) -> Result<()> {
     let mut preloaded = None;
     engine.options.model = match args.model {
         Some(model) => {
-            let loaded = models::load(&model.to_string_lossy(), 0, device)
-                .map_err(|e| anyhow!("--model {}: cannot load: {e:#}", model.display()))?;
+            let loaded =
+                models::load_with_precision(&model.to_string_lossy(), 0, device, precision)
+                    .map_err(|e| anyhow!("--model {}: cannot load: {e:#}", model.display()))?;
             preloaded = Some((model.clone(), loaded));
             Some(model)
         }
@@ -48,7 +61,7 @@ pub fn run(args: UciArgs) -> Result<()> {
     let loader = move |path: &Path, _threads: usize| {
         let loaded = match preloaded.take() {
             Some((preloaded_path, m)) if preloaded_path == path => Ok(m),
-            _ => models::load(&path.to_string_lossy(), 0, device),
+            _ => models::load_with_precision(&path.to_string_lossy(), 0, device, precision),
         };
         loaded
             .map(|m| LoadedModel::new(m.evaluator).with_history(m.history))

@@ -77,6 +77,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
             vec!["uci", "--model", "/nonexistent/net.safetensors"],
             "--model /nonexistent/net.safetensors: cannot load",
         ),
+        (vec!["uci", "--precision", "fp16"], "--precision: unknown precision 'fp16'"),
     ] {
         let o = atomzero(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -321,6 +322,34 @@ fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
     assert!(out.lines().any(|l| l.starts_with("bestmove ")), "{out}");
     let nets: Vec<_> = std::fs::read_dir(cache.join("nets")).unwrap().collect();
     assert_eq!(nets.len(), 1);
+    // `--precision auto` (the default) runs bf16 products exactly where the CPU has them, and
+    // the "model loaded" line says so; `--precision f32` never does.
+    let bf16 = atomzero_infer::bf16::bf16_supported();
+    assert_eq!(out.contains("bf16 products"), bf16, "{out}");
+    for (precision, works) in [("f32", true), ("bf16", bf16)] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+            .args(["uci", "--precision", precision])
+            .env("ATOMZERO_CACHE", &cache)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run atomzero uci");
+        let mut stdin = child.stdin.take().unwrap();
+        // The engine may have exited at once (bf16 refused): a broken pipe is fine here.
+        let _ = stdin.write_all(b"position startpos\ngo nodes 16\nquit\n");
+        drop(stdin);
+        let o = child.wait_with_output().unwrap();
+        let (out, err) = (stdout(&o), stderr(&o));
+        if works {
+            assert!(o.status.success(), "{precision}: {err}");
+            assert_eq!(out.contains("bf16 products"), precision == "bf16", "{out}");
+            assert!(out.lines().any(|l| l.starts_with("bestmove ")), "{out}");
+        } else {
+            assert_eq!(o.status.code(), Some(2), "{precision}: {err}");
+            assert!(err.contains("AVX-512 BF16"), "{err}");
+        }
+    }
 }
 
 #[test]

@@ -48,6 +48,8 @@ pub enum InferError {
         /// Values per position (`planes * 64`, 4672, 3).
         per_position: usize,
     },
+    /// bf16 arithmetic asked for on a CPU without AVX-512 BF16.
+    Bf16Unsupported,
 }
 
 impl fmt::Display for InferError {
@@ -75,6 +77,10 @@ impl fmt::Display for InferError {
             InferError::BufferShape { buffer, len, batch, per_position } => write!(
                 f,
                 "{buffer} buffer has {len} values, a batch of {batch} needs {batch} x {per_position}"
+            ),
+            InferError::Bf16Unsupported => write!(
+                f,
+                "precision bf16 needs a CPU with AVX-512 BF16 (this one has none); use f32"
             ),
         }
     }

@@ -13,11 +13,14 @@
 //!   transforms' adjoints, with which the trainer runs the same convolutions backwards.
 //! - [`gemm`]: the matrix products (weights packed once, activations read in place; SIMD
 //!   through `pulp`), public for the trainer (`atomzero-backprop`).
+//! - [`bf16`]: the small-batch path's products in bfloat16 on hosts with AVX-512 BF16
+//!   ([`Precision`], opt-in).
 //! - [`InferEvaluator`] (`evaluator`): `atomzero_mcts::Evaluator`, a drop-in for
 //!   `atomzero_nn::NetEvaluator` with the same encoding and output handling.
 //!
 //! Outputs equal Burn's `Net::forward` in eval mode to within 1e-4 (tested).
 
+pub mod bf16;
 mod direct;
 pub mod error;
 pub mod evaluator;
@@ -27,6 +30,7 @@ mod small;
 mod weights;
 pub mod winograd;
 
+pub use bf16::Precision;
 pub use error::InferError;
 pub use evaluator::InferEvaluator;
 pub use net::{CHUNK, InferNet, Output, Workspace};

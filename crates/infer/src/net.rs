@@ -23,6 +23,7 @@ use std::path::Path;
 use atomzero_encoding::{POLICY_PLANES, POLICY_SIZE};
 use atomzero_nn::{DeviceKind, Net, NetConfig, NetMetadata};
 
+use crate::bf16::Precision;
 use crate::error::InferError;
 use crate::gemm::{PackedA, gemm};
 pub use crate::small::takes_small_path;
@@ -181,6 +182,7 @@ pub struct InferNet {
     value_out: Dense,
     small: SmallNet,
     chunk: usize,
+    precision: Precision,
 }
 
 /// What a forward pass returns: `policy [n, 4672]` logits (index `plane * 64 + square`) and
@@ -239,7 +241,25 @@ impl InferNet {
             value_out: Dense::new(&w.value_out),
             small: SmallNet::new(w),
             chunk: CHUNK,
+            precision: Precision::F32,
         }
+    }
+
+    /// Sets the small-batch path's arithmetic ([`Precision`]; default f32). bf16 is refused
+    /// on a CPU without AVX-512 BF16 ([`crate::bf16::bf16_supported`]). Chunks of more than
+    /// 16 positions (the main path) stay f32.
+    pub fn with_precision(mut self, precision: Precision) -> Result<InferNet, InferError> {
+        if precision == Precision::Bf16 && !crate::bf16::bf16_supported() {
+            return Err(InferError::Bf16Unsupported);
+        }
+        self.small.set_precision(precision);
+        self.precision = precision;
+        Ok(self)
+    }
+
+    /// The small-batch path's arithmetic.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Sets the positions per chunk (at least 1; default [`CHUNK`]).

@@ -16,6 +16,7 @@
 
 use atomzero_encoding::{POLICY_PLANES, POLICY_SIZE};
 
+use crate::bf16::{PackedBf16, PairScratch, Precision};
 use crate::direct::DirectConv;
 use crate::gemm::gemm_rm;
 use crate::weights::{ConvWeights, DenseWeights, NetWeights};
@@ -42,6 +43,8 @@ struct Conv3 {
     bias: Vec<f32>,
     /// Wide convolutions at one position run directly ([`DIRECT_MIN_FILTERS`]).
     direct: Option<DirectConv>,
+    /// `Uᵀ[ξ]` packed for the bf16 products ([`Precision::Bf16`]), one per point.
+    ut_bf16: Option<Vec<PackedBf16>>,
 }
 
 /// Convolutions with at least this many output channels run one position directly
@@ -63,7 +66,18 @@ impl Conv3 {
         }
         let direct =
             (w.c_out >= DIRECT_MIN_FILTERS).then(|| DirectConv::new(&w.weight, w.c_out, w.c_in));
-        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone(), direct }
+        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone(), direct, ut_bf16: None }
+    }
+
+    fn set_precision(&mut self, precision: Precision) {
+        let per = self.c_in * self.c_out;
+        self.ut_bf16 = (precision == Precision::Bf16).then(|| {
+            (0..TILE_POINTS)
+                .map(|xi| {
+                    PackedBf16::new(&self.ut[xi * per..(xi + 1) * per], self.c_in, self.c_out)
+                })
+                .collect()
+        });
     }
 
     /// `input [nb][64][c_in]` → `out [nb][64][c_out]` through `epilogue` (the residual's skip
@@ -105,14 +119,21 @@ impl Conv3 {
         let m = sized(&mut s.m, TILE_POINTS * c_stride);
         let (a_len, b_len, c_len) = (rows * self.c_in, self.c_in * self.c_out, rows * self.c_out);
         for xi in 0..TILE_POINTS {
-            gemm_rm(
+            let (a, c) = (
                 &v[xi * a_stride..xi * a_stride + a_len],
-                rows,
-                self.c_in,
-                &self.ut[xi * b_len..(xi + 1) * b_len],
-                self.c_out,
                 &mut m[xi * c_stride..xi * c_stride + c_len],
             );
+            match &self.ut_bf16 {
+                Some(packed) => crate::bf16::products(a, rows, &packed[xi], c, &mut s.pairs),
+                None => gemm_rm(
+                    a,
+                    rows,
+                    self.c_in,
+                    &self.ut[xi * b_len..(xi + 1) * b_len],
+                    self.c_out,
+                    c,
+                ),
+            }
         }
         output_transform_rows(m, self.c_out, nb, &self.bias, epilogue, out);
     }
@@ -126,6 +147,8 @@ struct Linear {
     d_out: usize,
     w: Vec<f32>,
     bias: Vec<f32>,
+    /// `w` packed for the bf16 products (the policy convolution under [`Precision::Bf16`]).
+    w_bf16: Option<PackedBf16>,
 }
 
 impl Linear {
@@ -137,16 +160,37 @@ impl Linear {
                 t[i * w.c_out + o] = w.weight[o * w.c_in + i];
             }
         }
-        Linear { d_in: w.c_in, d_out: w.c_out, w: t, bias: w.bias.clone() }
+        Linear { d_in: w.c_in, d_out: w.c_out, w: t, bias: w.bias.clone(), w_bf16: None }
     }
 
     fn dense(w: &DenseWeights) -> Linear {
-        Linear { d_in: w.d_in, d_out: w.d_out, w: w.weight.clone(), bias: w.bias.clone() }
+        Linear {
+            d_in: w.d_in,
+            d_out: w.d_out,
+            w: w.weight.clone(),
+            bias: w.bias.clone(),
+            w_bf16: None,
+        }
     }
 
-    fn forward(&self, input: &[f32], rows: usize, relu: bool, out: &mut [f32]) {
+    fn set_precision(&mut self, precision: Precision) {
+        self.w_bf16 =
+            (precision == Precision::Bf16).then(|| PackedBf16::new(&self.w, self.d_in, self.d_out));
+    }
+
+    fn forward(
+        &self,
+        input: &[f32],
+        rows: usize,
+        relu: bool,
+        out: &mut [f32],
+        pairs: &mut PairScratch,
+    ) {
         let out = &mut out[..rows * self.d_out];
-        gemm_rm(input, rows, self.d_in, &self.w, self.d_out, out);
+        match &self.w_bf16 {
+            Some(packed) => crate::bf16::products(input, rows, packed, out, pairs),
+            None => gemm_rm(input, rows, self.d_in, &self.w, self.d_out, out),
+        }
         for row in out.chunks_exact_mut(self.d_out) {
             for (v, &b) in row.iter_mut().zip(&self.bias) {
                 *v = if relu { (*v + b).max(0.0) } else { *v + b };
@@ -179,6 +223,7 @@ pub(crate) struct SmallNet {
 struct Scratch {
     v: Vec<f32>,
     m: Vec<f32>,
+    pairs: PairScratch,
 }
 
 /// Buffers of the small-batch path (part of a `Workspace`).
@@ -226,6 +271,18 @@ impl SmallNet {
             value_hidden: Linear::dense(&w.value_hidden),
             value_out: Linear::dense(&w.value_out),
         }
+    }
+
+    /// Runs the Winograd products and the policy convolution in `precision` (the value head
+    /// and squeeze-excitation stay f32: the value is what the search adds up).
+    pub(crate) fn set_precision(&mut self, precision: Precision) {
+        self.stem.set_precision(precision);
+        for block in &mut self.tower {
+            block.first.set_precision(precision);
+            block.second.set_precision(precision);
+        }
+        self.policy_conv.set_precision(precision);
+        self.policy_out.set_precision(precision);
     }
 
     /// Forward pass of `nb` positions `input [nb][planes][64]` into `policy [nb][4672]` and
@@ -288,9 +345,9 @@ impl SmallNet {
                         sums.iter_mut().for_each(|s| *s /= 64.0);
                     }
                     let hid = sized(hidden, nb * squeeze.d_out);
-                    squeeze.forward(pooled, nb, true, hid);
+                    squeeze.forward(pooled, nb, true, hid, &mut scratch.pairs);
                     let ex = sized(excited, nb * 2 * filters);
-                    excite.forward(hid, nb, false, ex);
+                    excite.forward(hid, nb, false, ex, &mut scratch.pairs);
                     for ((xb, yb), eb) in x
                         .chunks_exact_mut(64 * filters)
                         .zip(y.chunks_exact(64 * filters))
@@ -311,7 +368,7 @@ impl SmallNet {
         // Policy head.
         self.policy_conv.forward(x, nb, Epilogue::Relu, h, scratch);
         let logits = sized(logits, nb * 64 * POLICY_PLANES);
-        self.policy_out.forward(h, nb * 64, false, logits);
+        self.policy_out.forward(h, nb * 64, false, logits, &mut scratch.pairs);
         for b in 0..nb {
             let dst = &mut policy[b * POLICY_SIZE..(b + 1) * POLICY_SIZE];
             let src = &logits[b * 64 * POLICY_PLANES..(b + 1) * 64 * POLICY_PLANES];
@@ -325,7 +382,7 @@ impl SmallNet {
         // Value head: Burn flattens the 1×1 convolution's [C, 8, 8] as c · 64 + square.
         let channels = self.value_conv.d_out;
         let value = sized(value, nb * 64 * channels);
-        self.value_conv.forward(x, nb * 64, true, value);
+        self.value_conv.forward(x, nb * 64, true, value, &mut scratch.pairs);
         let features = sized(features, nb * channels * 64);
         for b in 0..nb {
             for sq in 0..64 {
@@ -335,7 +392,7 @@ impl SmallNet {
             }
         }
         let hid = sized(hidden, nb * self.value_hidden.d_out);
-        self.value_hidden.forward(features, nb, true, hid);
-        self.value_out.forward(hid, nb, false, &mut wdl[..nb * 3]);
+        self.value_hidden.forward(features, nb, true, hid, &mut scratch.pairs);
+        self.value_out.forward(hid, nb, false, &mut wdl[..nb * 3], &mut scratch.pairs);
     }
 }

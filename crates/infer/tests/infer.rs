@@ -358,3 +358,47 @@ fn damaged_files_and_bytes_are_errors() {
     assert!(matches!(error, InferError::BufferShape { buffer: "policy", .. }));
     assert!(infer.forward(&[], 0).unwrap().policy.is_empty());
 }
+
+/// The bf16 products against f32 on the shipped network (nets/atomic.safetensors) and 600
+/// positions of random games: close, not equal. Measured on an AVX-512 BF16 host
+/// (docs/experiments.md, Change 8): the largest prior difference per position averages 0.033,
+/// the value difference 0.020, the top move agrees in 94.5%. A wrong pairing of the operands
+/// or a lost tail of columns breaks each bound by far. Without AVX-512 BF16 the precision is
+/// refused with its own error.
+#[test]
+fn bf16_products_stay_close_to_f32_on_the_shipped_net() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../nets/atomic.safetensors");
+    let (net, _) = InferNet::load(&path).unwrap();
+    let bf16 = match net.clone().with_precision(atomzero_infer::Precision::Bf16) {
+        Ok(bf16) => bf16,
+        Err(error) => {
+            assert!(!atomzero_infer::bf16::bf16_supported());
+            assert!(matches!(error, InferError::Bf16Unsupported), "{error}");
+            assert!(error.to_string().contains("AVX-512 BF16"), "{error}");
+            eprintln!("this CPU has no AVX-512 BF16: only the refusal is checked");
+            return;
+        }
+    };
+    assert_eq!(bf16.precision(), atomzero_infer::Precision::Bf16);
+    let samples = random_positions(600, 12);
+    let requests = requests(&samples);
+    let (a, b) = (InferEvaluator::new(net, 8), InferEvaluator::new(bf16, 8));
+    let (mut prior_sum, mut value_sum, mut same_top) = (0.0f64, 0.0f64, 0usize);
+    // Chunks of 4, the engine's minibatch: every evaluation takes the small path.
+    for chunk in requests.chunks(4) {
+        let (x, y) = (a.evaluate(chunk), b.evaluate(chunk));
+        for (e, f) in x.iter().zip(y.iter()) {
+            let largest = e.priors.iter().zip(f.priors).map(|(p, q)| (p - q).abs());
+            prior_sum += f64::from(largest.fold(0.0f32, f32::max));
+            value_sum += f64::from((e.value() - f.value()).abs());
+            let top = |v: &[f32]| v.iter().enumerate().max_by(|s, t| s.1.total_cmp(t.1)).unwrap().0;
+            same_top += usize::from(top(e.priors) == top(f.priors));
+        }
+    }
+    let n = requests.len() as f64;
+    let (prior, value, agree) = (prior_sum / n, value_sum / n, same_top as f64 / n);
+    eprintln!("bf16 against f32: prior {prior:.4}, value {value:.4}, same top move {agree:.3}");
+    assert!(prior < 0.06 && value < 0.04 && agree > 0.88, "{prior} {value} {agree}");
+    // And not simply f32: the rounding shows.
+    assert!(value > 0.0, "bf16 gave exactly the f32 values");
+}

@@ -6,7 +6,7 @@
 
 use atomzero_belief::BeliefModel;
 use atomzero_eval::ModelLoader;
-use atomzero_infer::InferEvaluator;
+use atomzero_infer::{InferEvaluator, InferNet, Precision};
 use atomzero_mcts::{Evaluator, RandomEvaluator, SearchConfig, UniformEvaluator};
 use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetEvaluator, NetMetadata};
 use std::path::Path;
@@ -35,8 +35,20 @@ impl std::fmt::Debug for LoadedModel {
 }
 
 /// Loads `spec`: `random` (seeded random priors and values), `uniform` (equal priors, even
-/// value: pure MCTS on the rules), or the path of a saved network, run on `device`.
+/// value: pure MCTS on the rules), or the path of a saved network, run on `device` (on the
+/// CPU in f32: self-play, gates and matches).
 pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel, String> {
+    load_with_precision(spec, seed, device, Precision::F32)
+}
+
+/// [`load`] with the CPU inference's small-batch arithmetic (`atomzero uci --precision`);
+/// bf16 on a CPU without AVX-512 BF16 is an error.
+pub fn load_with_precision(
+    spec: &str,
+    seed: u64,
+    device: DeviceKind,
+    precision: Precision,
+) -> Result<LoadedModel, String> {
     match spec {
         "random" => Ok(LoadedModel {
             evaluator: Arc::new(RandomEvaluator { seed }),
@@ -63,9 +75,16 @@ pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel, St
                 // On the CPU, our own inference (atomzero-infer): 3-6x Burn flex at self-play
                 // batch sizes and single-threaded per call, so every worker keeps a core busy.
                 DeviceKind::Cpu => {
-                    let (evaluator, metadata) =
-                        InferEvaluator::load(Path::new(path)).map_err(|e| e.to_string())?;
-                    (Arc::new(evaluator.with_name(name.clone())), metadata)
+                    let (net, metadata) =
+                        InferNet::load(Path::new(path)).map_err(|e| e.to_string())?;
+                    let net = net.with_precision(precision).map_err(|e| e.to_string())?;
+                    // Named so that `atomzero uci`'s "model loaded" line says which arithmetic.
+                    let shown = match precision {
+                        Precision::F32 => name.clone(),
+                        Precision::Bf16 => format!("{name}, bf16 products"),
+                    };
+                    let evaluator = InferEvaluator::new(net, DEFAULT_MAX_BATCH);
+                    (Arc::new(evaluator.with_name(shown)), metadata)
                 }
                 DeviceKind::Cuda | DeviceKind::Wgpu => {
                     let device = device.device().map_err(|e| e.to_string())?;
