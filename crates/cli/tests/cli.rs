@@ -295,25 +295,29 @@ fn a_closed_stdout_ends_quietly_without_a_panic() {
     assert_eq!(output.status.code(), Some(141), "stderr: {stderr}");
 }
 
-#[test]
-fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
+/// `atomzero uci ARGS` with the network cache in `cache`, fed `input` (a broken pipe is fine:
+/// an engine that refuses its flags exits before reading).
+fn uci_session(args: &[&str], cache: &std::path::Path, input: &[u8]) -> std::process::Output {
     use std::io::Write;
-    let cache = temp_dir("uci-shipped");
     let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
         .arg("uci")
-        .env("ATOMZERO_CACHE", &cache)
+        .args(args)
+        .env("ATOMZERO_CACHE", cache)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run atomzero uci");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"uci\nisready\nposition startpos\ngo nodes 64\nquit\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
+    let cache = temp_dir("uci-shipped");
+    let o = uci_session(&[], &cache, b"uci\nisready\nposition startpos\ngo nodes 64\nquit\n");
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     // The embedded network was written to the cache and loaded from there.
@@ -327,19 +331,8 @@ fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
     let bf16 = atomzero_infer::bf16::bf16_supported();
     assert_eq!(out.contains("bf16 products"), bf16, "{out}");
     for (precision, works) in [("f32", true), ("bf16", bf16)] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))
-            .args(["uci", "--precision", precision])
-            .env("ATOMZERO_CACHE", &cache)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("run atomzero uci");
-        let mut stdin = child.stdin.take().unwrap();
-        // The engine may have exited at once (bf16 refused): a broken pipe is fine here.
-        let _ = stdin.write_all(b"position startpos\ngo nodes 16\nquit\n");
-        drop(stdin);
-        let o = child.wait_with_output().unwrap();
+        let input = b"position startpos\ngo nodes 16\nquit\n";
+        let o = uci_session(&["--precision", precision], &cache, input);
         let (out, err) = (stdout(&o), stderr(&o));
         if works {
             assert!(o.status.success(), "{precision}: {err}");
