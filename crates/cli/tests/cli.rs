@@ -376,6 +376,14 @@ fn bench_net_measures_its_peak_in_the_same_run() {
     // Every share is of that peak, with the figure beside it.
     assert!(out.contains("% of peak"), "{out}");
     assert!(out.lines().any(|l| l.contains("infer batch    1:")), "{out}");
+    // The bf16 products' line, with its same-run ratio, exactly where the CPU has them.
+    let bf16 = out.lines().find(|l| l.contains("bf16 products (AVX-512 BF16"));
+    assert_eq!(bf16.is_some(), atomzero_infer::bf16::bf16_supported(), "{out}");
+    if let Some(line) = bf16 {
+        let ratio =
+            line.rsplit(' ').next().and_then(|r| r.trim_end_matches('x').parse::<f64>().ok());
+        assert!(ratio.is_some_and(|r| r > 0.0), "{line}");
+    }
 }
 
 /// The `atomzero` invocations in the deployment files: (file, subcommand, flags).
