@@ -8,11 +8,11 @@ use super::ab_priors::AB_TABLE_BITS;
 use super::{Leaf, Scratch, Search, Walk};
 use crate::alphabeta::AlphaBeta;
 use crate::tactics;
+use crate::tree::{Expansion, NO_NODE, Node, NodeId, Proven};
+use atomzero_rules::{MoveList, Outcome, Position};
 
 /// Nodes of a leaf's capture search ([`crate::SearchConfig::quiescence_weight`]).
 const QUIESCENCE_NODES: u64 = 256;
-use crate::tree::{Expansion, NO_NODE, Node, NodeId, Proven};
-use atomzero_rules::{MoveList, Outcome, Position};
 
 impl Search {
     /// One walk down the tree into `leaf`: a new leaf, or what the walk found instead.
