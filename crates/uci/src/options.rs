@@ -407,11 +407,24 @@ pub enum OptionError {
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            OptionError::Unknown(name) => write!(
-                f,
-                "unknown option '{name}' (known: {})",
-                OptionId::ALL.map(OptionId::uci_name).join(", ")
-            ),
+            OptionError::Unknown(name) => {
+                // The options whose names contain the one given, or are contained in it
+                // (case-insensitive); the whole list is `uci`'s, too long for one line.
+                let given = name.to_ascii_lowercase();
+                let close: Vec<&str> = OptionId::ALL
+                    .map(OptionId::uci_name)
+                    .into_iter()
+                    .filter(|known| {
+                        let known = known.to_ascii_lowercase();
+                        given.len() >= 3 && (known.contains(&given) || given.contains(&known))
+                    })
+                    .collect();
+                if close.is_empty() {
+                    write!(f, "unknown option '{name}' (`uci` lists every option)")
+                } else {
+                    write!(f, "unknown option '{name}' (did you mean {}?)", close.join(", "))
+                }
+            }
             OptionError::MissingValue(id) => write!(f, "option {} needs a value", id.uci_name()),
             OptionError::InvalidValue { option, value, expected } => {
                 write!(
@@ -629,6 +642,19 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_option_is_named_with_the_options_close_to_it() {
+        let mut o = Options::default();
+        let error = o.set("Quiescence", Some("1")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown option 'Quiescence' (did you mean QuiescenceWeight, QuiescenceScale?)"
+        );
+        let error = o.set("NoSuchOption", Some("3")).unwrap_err();
+        assert_eq!(error.to_string(), "unknown option 'NoSuchOption' (`uci` lists every option)");
+        assert!(o.set("hashes", Some("3")).unwrap_err().to_string().contains("Hash"));
+    }
 
     #[test]
     fn the_quiescence_options_reach_the_search_within_their_ranges() {
