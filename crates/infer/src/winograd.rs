@@ -299,6 +299,68 @@ fn store<S: Simd>(s: S, dst: &mut [f32], width: usize, v: S::f32s) {
     }
 }
 
+/// Column `x` of an input tile (rows `y0..y0 + 6`), channels `c0..c0 + width` of a
+/// channel-inner board; squares off the board read as zero.
+#[derive(Clone, Copy)]
+struct InputColumn<'a> {
+    board: &'a [f32],
+    c: usize,
+    c0: usize,
+    width: usize,
+    y0: isize,
+    x: isize,
+}
+
+impl InputColumn<'_> {
+    #[inline(always)]
+    fn at<S: Simd>(self, s: S, i: isize, zero: S::f32s) -> S::f32s {
+        let y = self.y0 + i;
+        if (0..8).contains(&y) && (0..8).contains(&self.x) {
+            let at = (y * 8 + self.x) as usize * self.c + self.c0;
+            load(s, &self.board[at..], self.width)
+        } else {
+            zero
+        }
+    }
+
+    #[inline(always)]
+    fn load<S: Simd>(self, s: S, zero: S::f32s) -> [S::f32s; 6] {
+        [
+            self.at(s, 0, zero),
+            self.at(s, 1, zero),
+            self.at(s, 2, zero),
+            self.at(s, 3, zero),
+            self.at(s, 4, zero),
+            self.at(s, 5, zero),
+        ]
+    }
+}
+
+/// Column `j` of an output tile's 36 products: `m`'s points `ξ = 6i + j`, [`xi_stride`]
+/// apart, from float `at` on.
+#[derive(Clone, Copy)]
+struct OutputColumn<'a> {
+    m: &'a [f32],
+    stride: usize,
+    at: usize,
+    width: usize,
+}
+
+impl OutputColumn<'_> {
+    #[inline(always)]
+    fn load<S: Simd>(self, s: S, j: usize) -> [S::f32s; 6] {
+        let point = |i: usize| &self.m[(i * 6 + j) * self.stride + self.at..];
+        [
+            load(s, point(0), self.width),
+            load(s, point(1), self.width),
+            load(s, point(2), self.width),
+            load(s, point(3), self.width),
+            load(s, point(4), self.width),
+            load(s, point(5), self.width),
+        ]
+    }
+}
+
 /// Floats from one point `ξ` to the next in the small-batch path's `[36][4 · nb][c]` arrays:
 /// the `4 · nb · c` of a point plus one cache line. Without the line, batches of 4 or 8
 /// positions of a 32-filter net put the 36 points 2 or 4 KiB apart, all in the same few L1
@@ -339,26 +401,24 @@ impl WithSimd for InputRows<'_> {
                 let row = (b * TILES + tile) * c;
                 for c0 in (0..c).step_by(S::F32_LANES) {
                     let width = S::F32_LANES.min(c - c0);
-                    // t = Bᵀ d, column by column.
-                    let mut t = [[zero; 6]; 6];
-                    for j in 0..6 {
-                        let x = x0 + j as isize;
-                        let d: [S::f32s; 6] = std::array::from_fn(|i| {
-                            let y = y0 + i as isize;
-                            if (0..8).contains(&y) && (0..8).contains(&x) {
-                                let at = (y * 8 + x) as usize * c + c0;
-                                load(s, &board[at..], width)
-                            } else {
-                                zero
-                            }
-                        });
-                        for (t_row, value) in t.iter_mut().zip(bt6(s, d)) {
-                            t_row[j] = value;
-                        }
-                    }
-                    // V = t B, row by row.
-                    for (i, t_row) in t.iter().enumerate() {
-                        let out = bt6(s, *t_row);
+                    // t = Bᵀ d, column by column (`t[j]` is column j). Written as array
+                    // literals of inlined calls: a zero-filled array written element by
+                    // element cost a 2 KiB memset a chunk (8% of the engine's time on
+                    // AVX-512), and closures (`array::from_fn`) this size are not inlined
+                    // into the SIMD context (4x slower).
+                    let column = |j: isize| InputColumn { board, c, c0, width, y0, x: x0 + j };
+                    let t = [
+                        bt6(s, column(0).load(s, zero)),
+                        bt6(s, column(1).load(s, zero)),
+                        bt6(s, column(2).load(s, zero)),
+                        bt6(s, column(3).load(s, zero)),
+                        bt6(s, column(4).load(s, zero)),
+                        bt6(s, column(5).load(s, zero)),
+                    ];
+                    // V = t B, row by row (row i of t is element i of every column).
+                    #[allow(clippy::needless_range_loop)]
+                    for i in 0..6 {
+                        let out = bt6(s, [t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i]]);
                         for (j, &value) in out.iter().enumerate() {
                             let at = (i * 6 + j) * stride + row + c0;
                             store(s, &mut v[at..], width, value);
@@ -412,19 +472,21 @@ impl WithSimd for OutputRows<'_> {
                 for c0 in (0..c).step_by(S::F32_LANES) {
                     let width = S::F32_LANES.min(c - c0);
                     let b_vec = load(s, &bias[c0..], width);
-                    // t = Aᵀ M, column by column (4 × 6).
-                    let mut t = [[zero; 6]; 4];
-                    for j in 0..6 {
-                        let column: [S::f32s; 6] = std::array::from_fn(|i| {
-                            load(s, &m[(i * 6 + j) * stride + row + c0..], width)
-                        });
-                        for (t_row, value) in t.iter_mut().zip(at4(s, column)) {
-                            t_row[j] = value;
-                        }
-                    }
+                    // t = Aᵀ M, column by column (`t[j]` is column j; array literals as in
+                    // the input transform).
+                    let column = OutputColumn { m, stride, at: row + c0, width };
+                    let t = [
+                        at4(s, column.load(s, 0)),
+                        at4(s, column.load(s, 1)),
+                        at4(s, column.load(s, 2)),
+                        at4(s, column.load(s, 3)),
+                        at4(s, column.load(s, 4)),
+                        at4(s, column.load(s, 5)),
+                    ];
                     // Y = t A, row by row, then bias and epilogue.
-                    for (i, t_row) in t.iter().enumerate() {
-                        let y = at4(s, *t_row);
+                    #[allow(clippy::needless_range_loop)]
+                    for i in 0..4 {
+                        let y = at4(s, [t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i]]);
                         for (j, &value) in y.iter().enumerate() {
                             let at = ((row0 + i) * 8 + col0 + j) * c + c0;
                             let dst = &mut board[at..];
