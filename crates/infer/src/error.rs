@@ -50,6 +50,9 @@ pub enum InferError {
     },
     /// bf16 arithmetic asked for on a CPU without AVX-512 BF16.
     Bf16Unsupported,
+    /// The moves handed to [`crate::InferNet::forward_moves_into`] do not fit its batch (the
+    /// counts, the indices or the output buffer).
+    Moves(String),
 }
 
 impl fmt::Display for InferError {
@@ -78,6 +81,7 @@ impl fmt::Display for InferError {
                 f,
                 "{buffer} buffer has {len} values, a batch of {batch} needs {batch} x {per_position}"
             ),
+            InferError::Moves(message) => write!(f, "policy moves: {message}"),
             InferError::Bf16Unsupported => write!(
                 f,
                 "precision bf16 needs a CPU with AVX-512 BF16 (this one has none); use f32"

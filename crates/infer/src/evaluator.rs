@@ -9,9 +9,9 @@
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
-use atomzero_encoding::{Batch, Encoder, POLICY_SIZE};
+use atomzero_encoding::{Batch, Encoder, move_to_index};
 use atomzero_mcts::{EvalRequest, Evaluations, Evaluator};
-use atomzero_nn::evaluator::push_evaluation;
+use atomzero_nn::evaluator::push_move_logits;
 use atomzero_nn::{DEFAULT_MAX_BATCH, Net, NetMetadata};
 
 use crate::error::InferError;
@@ -22,7 +22,10 @@ use crate::net::{InferNet, Workspace};
 struct Slot {
     batch: Batch,
     workspace: Workspace,
-    policy: Vec<f32>,
+    /// The requests' legal moves as policy indices, request after request.
+    moves: Vec<u32>,
+    counts: Vec<usize>,
+    logits: Vec<f32>,
     wdl: Vec<f32>,
 }
 
@@ -88,7 +91,9 @@ impl InferEvaluator {
         popped.unwrap_or_else(|| Slot {
             batch: Batch::new(self.encoder, self.max_batch),
             workspace: Workspace::new(),
-            policy: Vec::new(),
+            moves: Vec::new(),
+            counts: Vec::new(),
+            logits: Vec::new(),
             wdl: Vec::new(),
         })
     }
@@ -99,23 +104,36 @@ impl InferEvaluator {
         for request in requests {
             slot.batch.push(request.position, request.history, request.repetitions);
         }
-        slot.policy.resize(n * POLICY_SIZE, 0.0);
+        slot.moves.clear();
+        slot.counts.clear();
+        for request in requests {
+            let moves = request.moves.iter().map(|&m| move_to_index(request.position, m) as u32);
+            slot.moves.extend(moves);
+            slot.counts.push(request.moves.len());
+        }
+        slot.logits.resize(slot.moves.len(), 0.0);
         slot.wdl.resize(n * 3, 0.0);
-        let result = self.net.forward_into(
+        // Only the legal moves' logits: the search reads nothing else.
+        let result = self.net.forward_moves_into(
             slot.batch.as_slice(),
             n,
             &mut slot.workspace,
-            &mut slot.policy[..n * POLICY_SIZE],
+            &slot.moves,
+            &slot.counts,
+            &mut slot.logits[..slot.moves.len()],
             &mut slot.wdl[..n * 3],
         );
         if let Err(error) = result {
-            // The batch was encoded for this net's planes, so the shapes always fit.
+            // The batch was encoded for this net's planes and the indices come from
+            // `move_to_index`, so the shapes always fit.
             panic!("atomzero-infer forward pass: {error}");
         }
+        let mut at = 0;
         for (i, request) in requests.iter().enumerate() {
-            let logits = &slot.policy[i * POLICY_SIZE..(i + 1) * POLICY_SIZE];
+            let logits = &slot.logits[at..at + request.moves.len()];
             let wdl = [slot.wdl[3 * i], slot.wdl[3 * i + 1], slot.wdl[3 * i + 2]];
-            push_evaluation(out, request, logits, wdl);
+            push_move_logits(out, request, logits, wdl);
+            at += request.moves.len();
         }
     }
 }

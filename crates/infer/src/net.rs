@@ -332,6 +332,86 @@ impl InferNet {
         Ok(())
     }
 
+    /// [`InferNet::forward_into`] with only the policy logits asked for: `moves` holds policy
+    /// indices (`plane · 64 + square`, below 4,672), `counts[b]` of them for position `b`, in
+    /// order, and `move_logits[i]` gets the logit of `moves[i]` (`wdl` as in `forward_into`).
+    /// A batch that fits one chunk of the small-batch path (the engine's) computes just those
+    /// logits, dot products instead of the policy's whole 1×1 convolution (in f32 under either
+    /// [`Precision`]); a larger one runs `forward_into` and picks them out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_moves_into(
+        &self,
+        input: &[f32],
+        batch: usize,
+        workspace: &mut Workspace,
+        moves: &[u32],
+        counts: &[usize],
+        move_logits: &mut [f32],
+        wdl: &mut [f32],
+    ) -> Result<(), InferError> {
+        if counts.len() != batch || counts.iter().sum::<usize>() != moves.len() {
+            return Err(InferError::Moves(format!(
+                "{} counts adding up to {} for a batch of {batch} and {} indices",
+                counts.len(),
+                counts.iter().sum::<usize>(),
+                moves.len()
+            )));
+        }
+        if move_logits.len() != moves.len() {
+            return Err(InferError::Moves(format!(
+                "{} logits for {} indices",
+                move_logits.len(),
+                moves.len()
+            )));
+        }
+        if let Some(&index) = moves.iter().find(|&&i| i as usize >= POLICY_SIZE) {
+            return Err(InferError::Moves(format!("index {index} is not below {POLICY_SIZE}")));
+        }
+        if batch <= self.chunk && takes_small_path(batch, self.config.filters) {
+            let per_input = self.planes * 64;
+            if input.len() != batch * per_input {
+                let (buffer, len) = ("input", input.len());
+                return Err(InferError::BufferShape {
+                    buffer,
+                    len,
+                    batch,
+                    per_position: per_input,
+                });
+            }
+            if wdl.len() != batch * 3 {
+                let (buffer, len) = ("wdl", wdl.len());
+                return Err(InferError::BufferShape { buffer, len, batch, per_position: 3 });
+            }
+            let ws = &mut workspace.small;
+            self.small.forward_moves(
+                input,
+                self.planes,
+                batch,
+                ws,
+                moves,
+                counts,
+                move_logits,
+                wdl,
+            );
+            return Ok(());
+        }
+        let mut policy = std::mem::take(&mut workspace.full_policy);
+        policy.resize(batch * POLICY_SIZE, 0.0);
+        let result = self.forward_into(input, batch, workspace, &mut policy, wdl);
+        if result.is_ok() {
+            let mut at = 0;
+            for (b, &count) in counts.iter().enumerate() {
+                let logits = &policy[b * POLICY_SIZE..(b + 1) * POLICY_SIZE];
+                for (out, &index) in move_logits[at..at + count].iter_mut().zip(&moves[at..]) {
+                    *out = logits[index as usize];
+                }
+                at += count;
+            }
+        }
+        workspace.full_policy = policy;
+        result
+    }
+
     fn forward_chunk(
         &self,
         input: &[f32],
@@ -471,6 +551,8 @@ pub struct Workspace {
     scratch: Scratch,
     head: HeadBuffers,
     small: SmallWorkspace,
+    /// `forward_moves_into`'s whole policy when the batch takes the main path.
+    full_policy: Vec<f32>,
 }
 
 impl Workspace {

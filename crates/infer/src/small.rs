@@ -213,6 +213,9 @@ pub(crate) struct SmallNet {
     tower: Vec<Block>,
     policy_conv: Conv3,
     policy_out: Linear,
+    /// The policy's 1×1 convolution as `[73][F]` (a plane's weights together), for
+    /// [`SmallNet::forward_moves`], which computes only the logits asked for, in f32.
+    policy_planes: Vec<f32>,
     value_conv: Linear,
     value_hidden: Linear,
     value_out: Linear,
@@ -267,6 +270,7 @@ impl SmallNet {
                 .collect(),
             policy_conv: Conv3::new(&w.policy_conv),
             policy_out: Linear::conv1x1(&w.policy_out),
+            policy_planes: w.policy_out.weight.clone(),
             value_conv: Linear::conv1x1(&w.value_conv),
             value_hidden: Linear::dense(&w.value_hidden),
             value_out: Linear::dense(&w.value_out),
@@ -296,20 +300,62 @@ impl SmallNet {
         policy: &mut [f32],
         wdl: &mut [f32],
     ) {
+        self.body(input, planes, nb, ws);
+        let SmallWorkspace { h, scratch, logits, .. } = ws;
+        let logits = sized(logits, nb * 64 * POLICY_PLANES);
+        self.policy_out.forward(h, nb * 64, false, logits, &mut scratch.pairs);
+        for b in 0..nb {
+            let dst = &mut policy[b * POLICY_SIZE..(b + 1) * POLICY_SIZE];
+            let src = &logits[b * 64 * POLICY_PLANES..(b + 1) * 64 * POLICY_PLANES];
+            for sq in 0..64 {
+                for p in 0..POLICY_PLANES {
+                    dst[p * 64 + sq] = src[sq * POLICY_PLANES + p];
+                }
+            }
+        }
+        self.value_head(nb, ws, wdl);
+    }
+
+    /// [`SmallNet::forward`] with only some policy logits: `moves` holds policy indices
+    /// (`plane · 64 + square`), the first `counts[0]` of position 0, the next `counts[1]` of
+    /// position 1 and so on; `move_logits[i]` gets the logit of `moves[i]`. The search asks
+    /// for its legal moves' (~30 of 4,672), so the policy's 1×1 convolution shrinks to that
+    /// many dot products of `F` (in f32 under either [`Precision`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn forward_moves(
+        &self,
+        input: &[f32],
+        planes: usize,
+        nb: usize,
+        ws: &mut SmallWorkspace,
+        moves: &[u32],
+        counts: &[usize],
+        move_logits: &mut [f32],
+        wdl: &mut [f32],
+    ) {
+        assert!(counts.len() == nb && move_logits.len() >= moves.len());
+        self.body(input, planes, nb, ws);
         let filters = self.stem.c_out;
-        let SmallWorkspace {
-            input: input_t,
-            x,
-            h,
-            scratch,
-            logits,
-            value,
-            features,
-            hidden,
-            out,
-            pooled,
-            excited,
-        } = ws;
+        let bias = &self.policy_out.bias;
+        let mut at = 0;
+        for (board, &count) in ws.h.chunks_exact(64 * filters).zip(counts) {
+            for (logit, &index) in
+                move_logits[at..at + count].iter_mut().zip(&moves[at..at + count])
+            {
+                let (plane, square) = (index as usize / 64, index as usize % 64);
+                let w = &self.policy_planes[plane * filters..(plane + 1) * filters];
+                *logit = bias[plane] + dot(&board[square * filters..(square + 1) * filters], w);
+            }
+            at += count;
+        }
+        self.value_head(nb, ws, wdl);
+    }
+
+    /// The stem, the tower and the policy's 3×3 convolution: the tower's output ends in
+    /// `ws.x`, the policy convolution's in `ws.h` (both `[nb][64][F]`).
+    fn body(&self, input: &[f32], planes: usize, nb: usize, ws: &mut SmallWorkspace) {
+        let filters = self.stem.c_out;
+        let SmallWorkspace { input: input_t, x, h, scratch, hidden, out, pooled, excited, .. } = ws;
         // [nb][planes][64] → [nb][64][planes].
         let input_t = sized(input_t, nb * 64 * planes);
         for b in 0..nb {
@@ -365,20 +411,12 @@ impl SmallNet {
             }
         }
 
-        // Policy head.
         self.policy_conv.forward(x, nb, Epilogue::Relu, h, scratch);
-        let logits = sized(logits, nb * 64 * POLICY_PLANES);
-        self.policy_out.forward(h, nb * 64, false, logits, &mut scratch.pairs);
-        for b in 0..nb {
-            let dst = &mut policy[b * POLICY_SIZE..(b + 1) * POLICY_SIZE];
-            let src = &logits[b * 64 * POLICY_PLANES..(b + 1) * 64 * POLICY_PLANES];
-            for sq in 0..64 {
-                for p in 0..POLICY_PLANES {
-                    dst[p * 64 + sq] = src[sq * POLICY_PLANES + p];
-                }
-            }
-        }
+    }
 
+    /// The value head from the tower's output in `ws.x` into `wdl [nb][3]` (logits).
+    fn value_head(&self, nb: usize, ws: &mut SmallWorkspace, wdl: &mut [f32]) {
+        let SmallWorkspace { x, scratch, value, features, hidden, .. } = ws;
         // Value head: Burn flattens the 1×1 convolution's [C, 8, 8] as c · 64 + square.
         let channels = self.value_conv.d_out;
         let value = sized(value, nb * 64 * channels);
@@ -395,4 +433,17 @@ impl SmallNet {
         self.value_hidden.forward(features, nb, true, hid, &mut scratch.pairs);
         self.value_out.forward(hid, nb, false, &mut wdl[..nb * 3], &mut scratch.pairs);
     }
+}
+
+/// `a · b` over equal lengths, in eight partial sums (so that the compiler vectorises it).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut sums = [0.0f32; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a8.remainder().iter().zip(b8.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in a8.zip(b8) {
+        for k in 0..8 {
+            sums[k] += x[k] * y[k];
+        }
+    }
+    sums.iter().sum::<f32>() + tail
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::PathBuf;
 
-use atomzero_encoding::{Batch, Encoder, EncoderConfig, POLICY_SIZE};
+use atomzero_encoding::{Batch, Encoder, EncoderConfig, POLICY_SIZE, move_to_index};
 use atomzero_infer::{InferError, InferEvaluator, InferNet, Workspace};
 use atomzero_mcts::{EvalRequest, Evaluator};
 use atomzero_nn::burn::module::Module;
@@ -178,6 +178,64 @@ fn check_against_burn(config: &NetConfig, seed: u64) {
         // The logits are not trivially small (the comparison means something).
         assert!(policy.iter().any(|v| v.abs() > 0.1), "policy logits all near zero");
         assert_eq!(infer.forward(&input, n).unwrap().policy, ours_policy);
+        // Only the legal moves' logits (the engine's call): the same values, whichever path
+        // the batch takes (dot products on the small-batch path, picked out on the main one).
+        let (mut moves, mut counts) = (Vec::new(), Vec::new());
+        for s in &samples[..n] {
+            moves.extend(s.moves.iter().map(|&m| move_to_index(&s.position, m) as u32));
+            counts.push(s.moves.len());
+        }
+        let mut move_logits = vec![f32::NAN; moves.len()];
+        infer
+            .forward_moves_into(
+                &input,
+                n,
+                &mut workspace,
+                &moves,
+                &counts,
+                &mut move_logits,
+                &mut ours_wdl,
+            )
+            .unwrap();
+        let mut picked = Vec::new();
+        let mut at = 0;
+        for (b, &count) in counts.iter().enumerate() {
+            picked.extend(
+                moves[at..at + count].iter().map(|&i| policy[b * POLICY_SIZE + i as usize]),
+            );
+            at += count;
+        }
+        let (dp, dw) = (max_difference(&picked, &move_logits), max_difference(&wdl, &ours_wdl));
+        assert!(
+            dp <= TOLERANCE && dw <= TOLERANCE,
+            "{config:?} n={n} moves: policy {dp}, wdl {dw}"
+        );
+    }
+}
+
+#[test]
+fn move_logits_refuse_indices_that_do_not_fit_the_batch() {
+    let config = NetConfig::tiny();
+    let infer = InferNet::from_net(&net(&config, 8)).unwrap();
+    let samples = random_positions(2, 9);
+    let input = encode(&samples, &config);
+    let mut workspace = Workspace::new();
+    let mut wdl = vec![0.0; 6];
+    let mut run = |moves: &[u32], counts: &[usize], logits: usize| {
+        let mut out = vec![0.0; logits];
+        infer
+            .forward_moves_into(&input, 2, &mut workspace, moves, counts, &mut out, &mut wdl)
+            .map(|()| out)
+    };
+    assert!(run(&[0, 4671, 7], &[1, 2], 3).is_ok());
+    for (moves, counts, logits, says) in [
+        (&[0u32, 1, 2][..], &[1usize, 1][..], 3, "2 counts adding up to 2 for a batch of 2 and 3"),
+        (&[0, 1], &[2], 2, "1 counts adding up to 2 for a batch of 2"),
+        (&[0, 1], &[1, 1], 3, "3 logits for 2 indices"),
+        (&[0, 4672], &[1, 1], 2, "index 4672 is not below 4672"),
+    ] {
+        let error = run(moves, counts, logits).unwrap_err().to_string();
+        assert!(error.starts_with("policy moves: ") && error.contains(says), "{error}");
     }
 }
 

@@ -166,6 +166,22 @@ pub fn push_evaluation(
     });
 }
 
+/// [`push_evaluation`] for a network that computed only the legal moves' logits:
+/// `move_logits[i]` is the logit of `request.moves[i]`.
+pub fn push_move_logits(
+    out: &mut Evaluations,
+    request: &EvalRequest<'_>,
+    move_logits: &[f32],
+    wdl_logits: [f32; 3],
+) {
+    let mut wdl = wdl_logits;
+    softmax_in_place(&mut wdl);
+    out.push_with(request.moves.len(), wdl, |priors| {
+        priors.copy_from_slice(&move_logits[..priors.len()]);
+        softmax_in_place(priors);
+    });
+}
+
 impl Evaluator for NetEvaluator {
     fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
         let moves = requests.iter().map(|r| r.moves.len()).sum();
