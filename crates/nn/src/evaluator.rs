@@ -156,13 +156,10 @@ pub fn push_evaluation(
     policy_logits: &[f32],
     wdl_logits: [f32; 3],
 ) {
-    let mut wdl = wdl_logits;
-    softmax_in_place(&mut wdl);
-    out.push_with(request.moves.len(), wdl, |priors| {
+    push_softmaxed(out, request.moves.len(), wdl_logits, |priors| {
         for (p, &m) in priors.iter_mut().zip(request.moves) {
             *p = policy_logits[move_to_index(request.position, m)];
         }
-        softmax_in_place(priors);
     });
 }
 
@@ -174,10 +171,23 @@ pub fn push_move_logits(
     move_logits: &[f32],
     wdl_logits: [f32; 3],
 ) {
+    push_softmaxed(out, request.moves.len(), wdl_logits, |priors| {
+        priors.copy_from_slice(&move_logits[..priors.len()]);
+    });
+}
+
+/// Appends an evaluation of `moves` priors: `logits` fills them with the moves' logits, then
+/// both they and `wdl_logits` are softmaxed.
+fn push_softmaxed(
+    out: &mut Evaluations,
+    moves: usize,
+    wdl_logits: [f32; 3],
+    logits: impl FnOnce(&mut [f32]),
+) {
     let mut wdl = wdl_logits;
     softmax_in_place(&mut wdl);
-    out.push_with(request.moves.len(), wdl, |priors| {
-        priors.copy_from_slice(&move_logits[..priors.len()]);
+    out.push_with(moves, wdl, |priors| {
+        logits(priors);
         softmax_in_place(priors);
     });
 }
