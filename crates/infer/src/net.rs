@@ -303,17 +303,10 @@ impl InferNet {
         policy: &mut [f32],
         wdl: &mut [f32],
     ) -> Result<(), InferError> {
-        let check = |buffer: &'static str, len: usize, per_position: usize| {
-            if len == batch * per_position {
-                Ok(())
-            } else {
-                Err(InferError::BufferShape { buffer, len, batch, per_position })
-            }
-        };
         let per_input = self.planes * 64;
-        check("input", input.len(), per_input)?;
-        check("policy", policy.len(), POLICY_SIZE)?;
-        check("wdl", wdl.len(), 3)?;
+        buffer_fits("input", input.len(), batch, per_input)?;
+        buffer_fits("policy", policy.len(), batch, POLICY_SIZE)?;
+        buffer_fits("wdl", wdl.len(), batch, 3)?;
         let mut start = 0;
         while start < batch {
             let nb = self.chunk.min(batch - start);
@@ -349,11 +342,11 @@ impl InferNet {
         move_logits: &mut [f32],
         wdl: &mut [f32],
     ) -> Result<(), InferError> {
-        if counts.len() != batch || counts.iter().sum::<usize>() != moves.len() {
+        let total: usize = counts.iter().sum();
+        if counts.len() != batch || total != moves.len() {
             return Err(InferError::Moves(format!(
-                "{} counts adding up to {} for a batch of {batch} and {} indices",
+                "{} counts adding up to {total} for a batch of {batch} and {} indices",
                 counts.len(),
-                counts.iter().sum::<usize>(),
                 moves.len()
             )));
         }
@@ -368,20 +361,8 @@ impl InferNet {
             return Err(InferError::Moves(format!("index {index} is not below {POLICY_SIZE}")));
         }
         if batch <= self.chunk && takes_small_path(batch, self.config.filters) {
-            let per_input = self.planes * 64;
-            if input.len() != batch * per_input {
-                let (buffer, len) = ("input", input.len());
-                return Err(InferError::BufferShape {
-                    buffer,
-                    len,
-                    batch,
-                    per_position: per_input,
-                });
-            }
-            if wdl.len() != batch * 3 {
-                let (buffer, len) = ("wdl", wdl.len());
-                return Err(InferError::BufferShape { buffer, len, batch, per_position: 3 });
-            }
+            buffer_fits("input", input.len(), batch, self.planes * 64)?;
+            buffer_fits("wdl", wdl.len(), batch, 3)?;
             let ws = &mut workspace.small;
             self.small.forward_moves(
                 input,
@@ -559,6 +540,20 @@ impl Workspace {
     /// An empty workspace.
     pub fn new() -> Workspace {
         Workspace::default()
+    }
+}
+
+/// Whether a forward pass's `buffer` of `len` values holds `batch × per_position`.
+fn buffer_fits(
+    buffer: &'static str,
+    len: usize,
+    batch: usize,
+    per_position: usize,
+) -> Result<(), InferError> {
+    if len == batch * per_position {
+        Ok(())
+    } else {
+        Err(InferError::BufferShape { buffer, len, batch, per_position })
     }
 }
 
