@@ -17,7 +17,7 @@
 //! material score 0. Pure: no clock, no threads; the caller's `keep_going(nodes)` (asked every
 //! 1,024 nodes) ends the search, and the last completed depth's result stands.
 
-use atomzero_rules::{Board, Color, Move, MoveList, Position, Role};
+use atomzero_rules::{Board, Color, Move, MoveList, Outcome, Position, Role};
 
 /// The score of a won game at the root (a win `n` plies ahead scores `WIN - n`).
 pub const WIN: i32 = 30_000;
@@ -75,6 +75,15 @@ enum Bound {
     Upper,
 }
 
+/// A capture (or check evasion) of the quiescence search: its sort key, the position after
+/// it and that position's game end, if any.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    key: i32,
+    child: Position,
+    outcome: Option<Outcome>,
+}
+
 /// One transposition table entry.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -97,6 +106,11 @@ pub struct AlphaBeta {
     line: Vec<u64>,
     /// Nodes after which a search stops ([`AlphaBeta::quiescence_score`]'s budget).
     limit: u64,
+    /// Per ply: the node's moves (generated in place, never initialised or copied again),
+    /// its moves in search order, and the quiescence search's candidates.
+    moves: Vec<MoveList>,
+    ordered: Vec<Vec<(i32, Move)>>,
+    candidates: Vec<Vec<Candidate>>,
 }
 
 impl AlphaBeta {
@@ -110,6 +124,9 @@ impl AlphaBeta {
             stopped: false,
             line: Vec::new(),
             limit: u64::MAX,
+            moves: vec![MoveList::new(); MAX_PLY + 1],
+            ordered: vec![Vec::new(); MAX_PLY + 1],
+            candidates: vec![Vec::new(); MAX_PLY + 1],
         }
     }
 
@@ -190,21 +207,16 @@ impl AlphaBeta {
         result
     }
 
-    /// The quiescence search's view of `pos` (whose legal moves are `moves`): its static
-    /// material and its score after the captures worth making (blasts played out; a king
-    /// lost scores near ±[`WIN`]), both in centipawns for the side to move. `None` when
-    /// `max_nodes` ran out first. Uses no table, so it never depends on earlier searches.
-    pub fn quiescence_score(
-        &mut self,
-        pos: &Position,
-        moves: &MoveList,
-        max_nodes: u64,
-    ) -> Option<(i32, i32)> {
+    /// The quiescence search's view of `pos`: its static material and its score after the
+    /// captures worth making (blasts played out; a king lost scores near ±[`WIN`]), both in
+    /// centipawns for the side to move. `None` when `max_nodes` ran out first. Uses no
+    /// table, so it never depends on earlier searches.
+    pub fn quiescence_score(&mut self, pos: &Position, max_nodes: u64) -> Option<(i32, i32)> {
         self.nodes = 0;
         self.stopped = false;
         let mut keep_going = |_: u64| true;
         self.limit = max_nodes;
-        let score = self.quiescence(pos, moves, 0, 0, -INFINITY, INFINITY, &mut keep_going);
+        let score = self.quiescence(pos, 0, 0, -INFINITY, INFINITY, &mut keep_going);
         self.limit = u64::MAX;
         (!self.stopped).then(|| (material(pos.board(), pos.turn()), score))
     }
@@ -273,16 +285,20 @@ impl AlphaBeta {
         if pos.halfmoves() >= 100 || self.repeats(pos) {
             return 0;
         }
-        let mut moves = MoveList::new();
-        pos.legal_moves_into(&mut moves);
-        if moves.is_empty() {
+        if depth <= 0 || ply >= MAX_PLY - MAX_QUIESCENCE - 1 {
+            // The quiescence search generates only what it searches (captures, or every
+            // evasion in check); a stalemate there scores its material.
+            if pos.is_insufficient_material() {
+                return 0;
+            }
+            return self.quiescence(pos, ply, 0, alpha, beta, keep_going);
+        }
+        pos.legal_moves_into(&mut self.moves[ply]);
+        if self.moves[ply].is_empty() {
             return if pos.is_check() { -(WIN - ply as i32) } else { 0 };
         }
         if pos.is_insufficient_material() {
             return 0;
-        }
-        if depth <= 0 || ply >= MAX_PLY - MAX_QUIESCENCE - 1 {
-            return self.quiescence(pos, &moves, ply, 0, alpha, beta, keep_going);
         }
         let key = pos.hash();
         let slot = (key as usize) & (self.table.len() - 1);
@@ -303,7 +319,8 @@ impl AlphaBeta {
                 }
             }
         }
-        let order = self.order(pos, &moves, tt_move, ply);
+        let mut order = std::mem::take(&mut self.ordered[ply]);
+        self.order(pos, tt_move, ply, &mut order);
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
@@ -322,6 +339,7 @@ impl AlphaBeta {
                 }
             };
             if self.stopped {
+                self.ordered[ply] = order;
                 return 0;
             }
             if score > best {
@@ -344,6 +362,7 @@ impl AlphaBeta {
                 }
             }
         }
+        self.ordered[ply] = order;
         let bound = if best >= beta {
             Bound::Lower
         } else if best > original_alpha {
@@ -356,46 +375,46 @@ impl AlphaBeta {
         best
     }
 
-    /// The moves in search order, each with its sort key: the table's move, then captures by
-    /// the material after the blast, then killers, then quiet moves by history.
+    /// The moves of `ply` (`self.moves[ply]`) into `keyed` in search order, each with its
+    /// sort key: the table's move, then captures by the material after the blast, then
+    /// killers, then quiet moves by history.
     fn order(
         &self,
         pos: &Position,
-        moves: &MoveList,
         tt_move: Option<Move>,
         ply: usize,
-    ) -> Vec<(i32, Move)> {
+        keyed: &mut Vec<(i32, Move)>,
+    ) {
         let us = pos.turn();
-        let mut keyed: Vec<(i32, Move)> = moves
-            .iter()
-            .map(|&m| {
-                let key = if Some(m) == tt_move {
-                    1 << 30
-                } else if pos.is_capture(m) {
-                    let mut after = *pos;
-                    after.play_unchecked(m);
-                    let gain = match after.variant_outcome() {
-                        Some(o) if o.winner == Some(us) => WIN,
-                        _ => material(after.board(), us),
-                    };
-                    (1 << 28) + gain
-                } else if self.killers[ply].contains(&Some(m)) {
-                    1 << 27
-                } else {
-                    self.history[history_index(m)]
+        keyed.clear();
+        keyed.extend(self.moves[ply].iter().map(|&m| {
+            let key = if Some(m) == tt_move {
+                1 << 30
+            } else if pos.is_capture(m) {
+                let mut after = *pos;
+                after.play_unchecked(m);
+                let gain = match after.variant_outcome() {
+                    Some(o) if o.winner == Some(us) => WIN,
+                    _ => material(after.board(), us),
                 };
-                (key, m)
-            })
-            .collect();
+                (1 << 28) + gain
+            } else if self.killers[ply].contains(&Some(m)) {
+                1 << 27
+            } else {
+                self.history[history_index(m)]
+            };
+            (key, m)
+        }));
         keyed.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
-        keyed
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The capture search below the nominal depth: the side to move stands on its material
+    /// (unless in check) or plays a capture (every evasion in check), best captures first, for
+    /// at most [`MAX_QUIESCENCE`] plies. Generates only the moves it searches, so a stalemate
+    /// outside check is not seen (it scores its material).
     fn quiescence(
         &mut self,
         pos: &Position,
-        moves: &MoveList,
         ply: usize,
         qply: usize,
         mut alpha: i32,
@@ -404,6 +423,12 @@ impl AlphaBeta {
     ) -> i32 {
         let us = pos.turn();
         let in_check = pos.is_check();
+        if in_check {
+            pos.legal_moves_into(&mut self.moves[ply]);
+            if self.moves[ply].is_empty() {
+                return -(WIN - ply as i32);
+            }
+        }
         let mut best = -INFINITY;
         if !in_check || qply >= MAX_QUIESCENCE {
             best = material(pos.board(), us);
@@ -412,44 +437,39 @@ impl AlphaBeta {
             }
             alpha = alpha.max(best);
         }
-        let mut candidates: Vec<(i32, Move)> = Vec::new();
-        for &m in moves.iter() {
-            if !in_check && !pos.is_capture(m) {
-                continue;
-            }
-            let mut after = *pos;
-            after.play_unchecked(m);
-            let key = match after.variant_outcome() {
-                Some(o) if o.winner == Some(us) => return WIN - (ply + 1) as i32,
-                _ => material(after.board(), us),
-            };
-            candidates.push((key, m));
+        if !in_check {
+            pos.legal_captures_into(&mut self.moves[ply]);
         }
-        candidates.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
-        let mut replies = MoveList::new();
-        for (_, m) in candidates {
-            if self.tick(keep_going) {
-                return 0;
-            }
+        let mut candidates = std::mem::take(&mut self.candidates[ply]);
+        candidates.clear();
+        for &mv in self.moves[ply].iter() {
             let mut child = *pos;
-            child.play_unchecked(m);
-            let score = if let Some(outcome) = child.variant_outcome() {
-                match outcome.winner {
+            child.play_unchecked(mv);
+            let outcome = child.variant_outcome();
+            let key = match outcome {
+                Some(o) if o.winner == Some(us) => {
+                    self.candidates[ply] = candidates;
+                    return WIN - (ply + 1) as i32;
+                }
+                _ => material(child.board(), us),
+            };
+            candidates.push(Candidate { key, child, outcome });
+        }
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.key));
+        for c in &candidates {
+            if self.tick(keep_going) {
+                break;
+            }
+            let score = match c.outcome {
+                Some(outcome) => match outcome.winner {
                     Some(w) if w == us => WIN - (ply + 1) as i32,
                     Some(_) => -(WIN - (ply + 1) as i32),
                     None => 0,
-                }
-            } else {
-                child.legal_moves_into(&mut replies);
-                if replies.is_empty() {
-                    if child.is_check() { WIN - (ply + 1) as i32 } else { 0 }
-                } else {
-                    let r = replies.clone();
-                    -self.quiescence(&child, &r, ply + 1, qply + 1, -beta, -alpha, keep_going)
-                }
+                },
+                None => -self.quiescence(&c.child, ply + 1, qply + 1, -beta, -alpha, keep_going),
             };
             if self.stopped {
-                return 0;
+                break;
             }
             if score > best {
                 best = score;
@@ -461,7 +481,8 @@ impl AlphaBeta {
                 }
             }
         }
-        best
+        self.candidates[ply] = candidates;
+        if self.stopped { 0 } else { best }
     }
 }
 
@@ -513,15 +534,30 @@ mod tests {
     fn the_quiescence_score_plays_the_captures_out_within_its_budget() {
         // White, a queen down for a pawn, blows the queen up with exd5 (both explode).
         let pos = Position::from_fen("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1", Variant::Atomic).unwrap();
-        let moves = pos.legal_moves();
         let mut ab = AlphaBeta::new(4);
-        assert_eq!(ab.quiescence_score(&pos, &moves, 256), Some((-800, 0)));
+        assert_eq!(ab.quiescence_score(&pos, 256), Some((-800, 0)));
         // Out of budget before the capture is searched: no score.
-        assert_eq!(ab.quiescence_score(&pos, &moves, 0), None);
+        assert_eq!(ab.quiescence_score(&pos, 0), None);
         // The limit does not outlive the call: the same search again finds the same score.
-        assert_eq!(ab.quiescence_score(&pos, &moves, 256), Some((-800, 0)));
+        assert_eq!(ab.quiescence_score(&pos, 256), Some((-800, 0)));
         let start = Position::new(Variant::Atomic);
-        assert_eq!(ab.quiescence_score(&start, &start.legal_moves(), 256), Some((0, 0)));
+        assert_eq!(ab.quiescence_score(&start, 256), Some((0, 0)));
+    }
+
+    #[test]
+    fn the_quiescence_search_sees_mate_in_check_and_plays_captures_only_outside_it() {
+        // Black is mated on the back rank: in check, no evasion (every evasion is searched
+        // in check, and there is none).
+        let mated =
+            Position::from_fen("R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1", Variant::Atomic).unwrap();
+        let mut ab = AlphaBeta::new(4);
+        assert_eq!(ab.quiescence_score(&mated, 256), Some((-200, -WIN)));
+        // White to move, the rook on a1: no capture, so it stands on its material
+        // without searching a quiet move (one node would be counted per move searched).
+        let quiet =
+            Position::from_fen("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", Variant::Atomic).unwrap();
+        assert_eq!(ab.quiescence_score(&quiet, 256), Some((200, 200)));
+        assert_eq!(ab.nodes(), 0);
     }
 
     #[test]

@@ -62,6 +62,24 @@ impl Position {
         }
     }
 
+    /// Appends the legal captures (en passant and capturing promotions included): the
+    /// moves of [`Position::generate`] for which [`Position::is_capture`] holds, in the same
+    /// order, without generating the others (setup phases and the bomb variant filter the
+    /// whole list).
+    pub(crate) fn generate_captures(&self, moves: &mut MoveList) {
+        if self.special {
+            self.generate_special(moves);
+            moves.retain(|&m| self.is_capture(m));
+            return;
+        }
+        if self.variant_outcome().is_some() {
+            return;
+        }
+        let mut writer = MoveWriter::new(moves);
+        self.generate_pieces::<true>(&mut writer);
+        writer.finish();
+    }
+
     /// Appends the moves on the board (all but setup moves and detonations).
     #[inline]
     fn generate_board_moves(&self, moves: &mut MoveList) {
@@ -69,7 +87,7 @@ impl Position {
             return;
         }
         let mut writer = MoveWriter::new(moves);
-        let king = self.generate_pieces(&mut writer);
+        let king = self.generate_pieces::<false>(&mut writer);
         let moves = writer.finish();
         // Castling last (its own function: the writer stays local to the one above).
         if let Some(king) = king {
@@ -77,16 +95,17 @@ impl Position {
         }
     }
 
-    /// Appends the legal moves other than castling; returns the mover's king.
+    /// Appends the legal moves other than castling (only the captures if `CAPTURES`);
+    /// returns the mover's king.
     #[inline(always)]
-    fn generate_pieces(&self, moves: &mut MoveWriter<'_>) -> Option<Square> {
+    fn generate_pieces<const CAPTURES: bool>(&self, moves: &mut MoveWriter<'_>) -> Option<Square> {
         let rules = self.variant.rules();
         let b = &self.board;
         let us = self.turn;
         let our = b.by_color(us);
         let their = b.by_color(!us);
         let occ = b.occupied();
-        let targets = !our;
+        let targets = if CAPTURES { their } else { !our };
 
         let ctx = self.legality_context(&rules);
         // A quiet move of a piece that shields nothing, while not in check, cannot expose the
@@ -124,12 +143,13 @@ impl Position {
         let promoting = Bitboard::rank(last_rank ^ 1);
         let capturing = attacks::pawn_attacks_set(!us, their);
         let step = |sq: Square| Square::from_index_masked((sq.index() as i32 + 8 * forward) as u32);
-        for from in pawns & (capturing | promoting | !free_from) {
+        let one_by_one = if CAPTURES { capturing } else { capturing | promoting | !free_from };
+        for from in pawns & one_by_one {
             for to in attacks::pawn_attacks(us, from) & their {
                 self.pawn_moves(moves, &ctx, from, to, last_rank, false);
             }
             let free = free_from.contains(from);
-            if free && !promoting.contains(from) {
+            if CAPTURES || (free && !promoting.contains(from)) {
                 // Its pushes are among the sets below.
                 continue;
             }
@@ -155,8 +175,12 @@ impl Position {
         let back2 = (16 * forward) as u16;
         let normal = (MoveKind::Normal as u16) << 12;
         let double_push = (MoveKind::DoublePush as u16) << 12;
-        moves.push_encoded(singles, |to| (to.wrapping_sub(back) & 63) | (to << 6) | normal);
-        moves.push_encoded(doubles, |to| (to.wrapping_sub(back2) & 63) | (to << 6) | double_push);
+        if !CAPTURES {
+            moves.push_encoded(singles, |to| (to.wrapping_sub(back) & 63) | (to << 6) | normal);
+            moves.push_encoded(doubles, |to| {
+                (to.wrapping_sub(back2) & 63) | (to << 6) | double_push
+            });
+        }
         if let Some(ep) = self.ep_square {
             for from in attacks::pawn_attacks(!us, ep) & pawns {
                 self.add(moves, &ctx, Move::new(from, ep, MoveKind::EnPassant), false);
@@ -168,6 +192,9 @@ impl Position {
             let mut king_targets = if rules.king_captures { !our } else { !occ };
             if !rules.king_captures_king {
                 king_targets &= !(b.kings() & their);
+            }
+            if CAPTURES {
+                king_targets &= their;
             }
             for to in attacks::king_attacks(king) & king_targets {
                 let m = Move::new(king, to, MoveKind::Normal);

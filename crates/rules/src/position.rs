@@ -838,6 +838,14 @@ impl Position {
         moves.clear();
         self.generate(moves);
     }
+
+    /// The legal captures into `moves` (cleared first): the moves of
+    /// [`Position::legal_moves`] for which [`Position::is_capture`] holds, in the same order,
+    /// without generating the quiet ones (for capture searches).
+    pub fn legal_captures_into(&self, moves: &mut MoveList) {
+        moves.clear();
+        self.generate_captures(moves);
+    }
 }
 
 /// At most 16 pieces, 8 pawns, and no more promoted pieces than missing pawns.

@@ -3,7 +3,11 @@
 //! pawn-killing blasts and non-exploding pawn captures. (Fairy-Stockfish's `nocheckatomic` and
 //! `atomar` are also cross-checked move by move in scripts/checks/fsf-variants.sh.)
 
-use atomzero_rules::{Color, Position, Square, Termination, Variant};
+mod common;
+
+use atomzero_rules::{
+    BALANCED_FEN, CastlingMode, Color, Move, MoveList, Position, Square, Termination, Variant,
+};
 
 fn pos(fen: &str, variant: Variant) -> Position {
     Position::from_fen(fen, variant).unwrap_or_else(|e| panic!("{fen}: {e}"))
@@ -217,4 +221,40 @@ fn the_variant_travels_with_the_position_through_serde() {
     }
     let bad = r#"{"fen":"8/8/8/8/8/8/8/8 w - - 0 1","variant":"atomic"}"#;
     assert!(serde_json::from_str::<Position>(bad).is_err());
+}
+
+/// `legal_captures_into` is the legal moves that capture, in the same order: over random
+/// games of every variant from the standard start, Chess960 starts, and (where the variant
+/// has one) the Balanced start's setup position; with castling, en passant, promotions,
+/// checks and the bomb variant's detonations along the way.
+#[test]
+fn the_captures_are_the_legal_moves_that_capture_in_every_variant() {
+    let mut rng = common::Rng::new(44);
+    let mut captures = MoveList::new();
+    let (mut positions, mut found) = (0, 0);
+    for variant in Variant::EVERY {
+        let mut starts = vec![Position::new(variant)];
+        for n in [0, 518, 959] {
+            let fen = common::chess960_fen(n);
+            if let Ok(p) = Position::from_fen_with_mode(&fen, variant, CastlingMode::Chess960) {
+                starts.push(p);
+            }
+        }
+        if let Ok(p) = Position::from_fen(BALANCED_FEN, variant) {
+            starts.push(p);
+        }
+        for start in starts {
+            for _ in 0..common::scale(12, 200) {
+                for pos in common::random_game(start, &mut rng, 300) {
+                    let expected: Vec<Move> =
+                        pos.legal_moves().iter().copied().filter(|&m| pos.is_capture(m)).collect();
+                    pos.legal_captures_into(&mut captures);
+                    assert_eq!(captures.to_vec(), expected, "{} ({variant})", pos.fen());
+                    positions += 1;
+                    found += expected.len();
+                }
+            }
+        }
+    }
+    assert!(positions > 10_000 && found > 10_000, "{positions} positions, {found} captures");
 }

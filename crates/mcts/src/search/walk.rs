@@ -97,7 +97,7 @@ impl Search {
                         return Walk::Exact;
                     }
                     self.max_depth = self.max_depth.max(path.len() - 1);
-                    leaf.correction = self.quiescence_correction(&pos, &leaf.moves);
+                    leaf.correction = self.quiescence_correction(&pos);
                     self.leaf_history(path_positions, &mut leaf.history);
                     leaf.node = id;
                     leaf.position = pos;
@@ -208,13 +208,13 @@ impl Search {
 
     /// [`crate::SearchConfig::quiescence_weight`]'s correction of a new leaf's value (0 when off,
     /// when no capture pays, or when the capture search runs out of its budget).
-    fn quiescence_correction(&mut self, pos: &Position, moves: &MoveList) -> f32 {
+    fn quiescence_correction(&mut self, pos: &Position) -> f32 {
         let weight = self.config.quiescence_weight;
         if weight == 0.0 {
             return 0.0;
         }
         let ab = self.alphabeta.get_or_insert_with(|| Box::new(AlphaBeta::new(AB_TABLE_BITS)));
-        match ab.quiescence_score(pos, moves, QUIESCENCE_NODES) {
+        match ab.quiescence_score(pos, QUIESCENCE_NODES) {
             Some((material, score)) if score != material => {
                 let scale = self.config.quiescence_scale.max(1.0);
                 weight * ((score as f32 / scale).tanh() - (material as f32 / scale).tanh())
