@@ -259,13 +259,8 @@ impl AlphaBeta {
         if self.tick(keep_going) {
             return 0;
         }
-        let us = pos.turn();
         if let Some(outcome) = pos.variant_outcome() {
-            return match outcome.winner {
-                Some(w) if w == us => WIN - ply as i32,
-                Some(_) => -(WIN - ply as i32),
-                None => 0,
-            };
+            return end_score(outcome, pos.turn(), ply);
         }
         self.line.push(pos.hash());
         let score = self.negamax_inner(pos, depth, ply, alpha, beta, keep_going);
@@ -461,11 +456,8 @@ impl AlphaBeta {
                 break;
             }
             let score = match c.outcome {
-                Some(outcome) => match outcome.winner {
-                    Some(w) if w == us => WIN - (ply + 1) as i32,
-                    Some(_) => -(WIN - (ply + 1) as i32),
-                    None => 0,
-                },
+                // A game end after the move, from the mover's side.
+                Some(outcome) => end_score(outcome, us, ply + 1),
                 None => -self.quiescence(&c.child, ply + 1, qply + 1, -beta, -alpha, keep_going),
             };
             if self.stopped {
@@ -483,6 +475,16 @@ impl AlphaBeta {
         }
         self.candidates[ply] = candidates;
         if self.stopped { 0 } else { best }
+    }
+}
+
+/// The score of a game ended `ply` plies from the root, for `side`.
+#[inline]
+fn end_score(outcome: Outcome, side: Color, ply: usize) -> i32 {
+    match outcome.winner {
+        Some(w) if w == side => WIN - ply as i32,
+        Some(_) => -(WIN - ply as i32),
+        None => 0,
     }
 }
 
