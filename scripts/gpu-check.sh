@@ -17,7 +17,9 @@
 #      --run-games N: a generation of N games (games_per_generation = N, spread over the
 #      workers at once) and --run-steps S training steps, so that a short run reaches
 #      training and prints its samples/s (configs/default.toml's 5,000 games do not finish
-#      in minutes).
+#      in minutes; no gate either, gate_games = 0, so the generation's summary line with
+#      its samples/s follows the training at once); --run-visits V: the search's visits V (cheap ones V/4) instead of
+#      800/160, so that a short run's generation finishes.
 # With --wgpu instead: steps 1-3 on the wgpu backend (Vulkan on the NVIDIA driver; the
 # bundle's libvulkan.so.1 is used where the machine has no Vulkan loader, and an ICD file
 # naming the driver's libGLX_nvidia.so.0 is written where the driver installed none).
@@ -44,9 +46,9 @@
 #                                  [--batches LIST] [--steps sweep,check,nopad,bench,selfplay,run]
 #                                  [--nets tiny|default|both] [--check-seconds S]
 #                                  [--bench-seconds S] [--selfplay-games N]
-#                                  [--run-games N] [--run-steps S]
+#                                  [--run-games N] [--run-steps S] [--run-visits V]
 #                                  [--bundle DIR] [--out DIR]
-# --nets: the nets of step 2 (default both); --check-seconds: step 2's time limit (default
+# --nets: the nets of steps 2 and 3 (default both); --check-seconds: step 2's time limit (default
 # 300: the default net's first training step compiles and autotunes its kernels for 1-2
 # minutes); --bench-seconds: step 3's (default 300: on an H200 the default net's training
 # batches did not finish compiling within 180 s).
@@ -66,6 +68,7 @@ bench_seconds=300
 selfplay_games=256
 run_games=""
 run_steps=""
+run_visits=""
 out=${OUT:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -81,6 +84,7 @@ while [ $# -gt 0 ]; do
     --selfplay-games) selfplay_games=${2:?}; shift 2 ;;
     --run-games) run_games=${2:?}; shift 2 ;;
     --run-steps) run_steps=${2:?}; shift 2 ;;
+    --run-visits) run_visits=${2:?}; shift 2 ;;
     --bundle) bundle=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
@@ -236,8 +240,9 @@ elif [ "$route" = cpu ]; then
   step "atomzero bench net --device cpu --quick --config tiny --batches 256 (rehearsal)"
   run_step 300 "bench net" "$bin" bench net --device cpu --quick --config tiny --batches 256
 else
-  step "atomzero bench net --device $route --batches $batches"
-  run_step "$bench_seconds" "bench net" "$bin" bench net --device "$route" --batches "$batches"
+  step "atomzero bench net --device $route --config $nets --batches $batches"
+  run_step "$bench_seconds" "bench net" "$bin" bench net --device "$route" --config "$nets" \
+    --batches "$batches"
 fi
 
 if wants selfplay; then
@@ -264,8 +269,15 @@ if wants run && [ "$route" != wgpu ] && [ "$run_minutes" != 0 ]; then
     per_worker=$(((run_games + $(nproc) - 1) / $(nproc)))
     sed -i -e "s/^games_per_generation = .*/games_per_generation = $run_games/" \
       -e "s/^games_per_worker = .*/games_per_worker = $per_worker/" \
-      -e "s/^games_per_shard = .*/games_per_shard = $run_games/" "$work/default.toml"
-    echo "a generation of $run_games games ($per_worker per worker)"
+      -e "s/^games_per_shard = .*/games_per_shard = $run_games/" \
+      -e "s/^gate_games = .*/gate_games = 0/" "$work/default.toml"
+    echo "a generation of $run_games games ($per_worker per worker), no gate (every candidate promoted)"
+  fi
+  if [ -n "$run_visits" ]; then
+    cheap=$(((run_visits + 3) / 4))
+    sed -i -e "s/^visits = .*/visits = $run_visits/" -e "s/^cheap_visits = .*/cheap_visits = $cheap/" \
+      "$work/default.toml"
+    echo "searches of $run_visits visits ($cheap cheap)"
   fi
   if [ -n "$run_steps" ]; then
     sed -i "s/^steps_per_generation = .*/steps_per_generation = $run_steps/" "$work/default.toml"
