@@ -105,7 +105,24 @@ fn quiet_on_broken_pipe() {
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Makes Burn's default device its CPU backend (flex) for this process.
+///
+/// Every device this program uses comes from the config (`atomzero_nn::DeviceKind`); Burn's
+/// default device is used only where Burn takes none: `ModuleOptimizer::load_record` puts a
+/// restored optimizer's state there, and the next step moves it to its parameter's device.
+/// In a build with a GPU backend that default is the GPU, so a CUDA build resuming a run's
+/// training on the CPU of a machine without an NVIDIA driver panicked at its second
+/// generation (found by `scripts/gpu-check.sh --cpu`; `scripts/cuda-no-driver.sh` checks it).
+/// Flex is in every build and needs nothing from the machine.
+#[allow(unsafe_code)]
+fn pin_burn_default_device() {
+    // SAFETY: the first statement of `main`, before any thread exists: nothing can read the
+    // environment while it changes (the reason `set_var` is unsafe).
+    unsafe { std::env::set_var("BURN_DEVICE", "flex") };
+}
+
 fn main() -> ExitCode {
+    pin_burn_default_device();
     quiet_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
