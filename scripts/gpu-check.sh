@@ -4,13 +4,16 @@
 # working tree) and, within about 8 minutes on an H100 with 16 cores:
 #   1. nvidia-smi: the GPU, its driver and the CUDA version the driver supports;
 #   2. atomzero gpu-check --device cuda: Burn's CUDA forward pass against the CPU's on the
-#      tiny and default nets, one training step's losses and gradients against the CPU
-#      engines' (tolerances in crates/bench/src/gpu.rs and docs/gpu.md);
-#   3. atomzero bench net --device cuda --batches 256,512,1024: inference positions/s and
-#      training samples/s of both nets (512 is configs/default.toml's training batch);
-#   4. atomzero run with configs/default.toml (device cuda, eval_games = 0) for --run-minutes (default 5, cut
-#      so that the whole script stays within --budget seconds, default 480), nvidia-smi
-#      sampling the GPU every second: self-play positions/s and the network's
+#      tiny and default nets (two processes at once), one training step's losses and
+#      gradients against the CPU engines' (tolerances in crates/bench/src/gpu.rs and
+#      docs/gpu.md); about 2.5 minutes on an H200, most of it kernel compilation;
+#   3. atomzero bench net --device cuda --batches 256,1024: inference positions/s and
+#      training samples/s of both nets (--batches 256,512,1024 adds configs/default.toml's
+#      training batch, and about a minute); about 3.5 minutes;
+#   4. atomzero run with configs/default.toml (device cuda, eval_games = 0) for what is left
+#      of --budget seconds (default 480) less 40 s, at most --run-minutes (default 5): about
+#      1.5 minutes with the defaults on an H200 (--budget 660 gives the whole 5 minutes),
+#      nvidia-smi sampling the GPU every second: self-play positions/s and the network's
 #      positions/s as the run reports them (a line every 30 s), training samples/s if a
 #      generation's self-play finishes in time, and the GPU's busy share (the mean of
 #      nvidia-smi's utilization.gpu: the share of each second during which a kernel ran).
@@ -18,8 +21,8 @@
 #      workers at once) and --run-steps S training steps, so that a short run reaches
 #      training and prints its samples/s (configs/default.toml's 5,000 games do not finish
 #      in minutes; no gate either, gate_games = 0, so the generation's summary line with
-#      its samples/s follows the training at once); --run-visits V: the search's visits V (cheap ones V/4) instead of
-#      800/160, so that a short run's generation finishes.
+#      its samples/s follows the training at once); --run-visits V: searches of V visits
+#      (cheap ones V/4) instead of 800/160, so that such a generation finishes sooner.
 # With --wgpu instead: steps 1-3 on the wgpu backend (Vulkan on the NVIDIA driver; the
 # bundle's libvulkan.so.1 is used where the machine has no Vulkan loader, and an ICD file
 # naming the driver's libGLX_nvidia.so.0 is written where the driver installed none).
@@ -60,7 +63,7 @@ bundle=gpu-bundle
 route=cuda
 run_minutes=""
 budget=480
-batches=256,512,1024
+batches=256,1024
 steps=check,bench,run
 nets=both
 check_seconds=300
@@ -218,7 +221,26 @@ if wants nopad; then
   ATOMZERO_CONV_PAD=0 run_step 150 "gpu-check, unpadded" "$bin" gpu-check --device "$route" --config tiny
 fi
 
-if wants check; then
+if wants check && [ "$nets" = both ] && [ "$route" != wgpu ]; then
+  # The two nets in two processes at once: each spends most of its time compiling and
+  # autotuning kernels on the CPU, so together they take about as long as the default net
+  # alone (on an H200, 2026-11-29: 133 s and 117 s, at once). The tiny net's process runs in
+  # its own directory so that each keeps its own CubeCL autotune cache (target/environment
+  # under a Cargo workspace, ~/.cache/cubecl elsewhere).
+  step "atomzero gpu-check --device $route --config default, and --config tiny at the same time"
+  mkdir -p "$work/tiny"
+  (cd "$work/tiny" && timeout -k 10 "$check_seconds" "$bin" gpu-check --device "$route" --config tiny \
+    > "$work/tiny.out" 2>&1; echo $? > "$work/tiny.status") &
+  tiny_pid=$!
+  run_step "$check_seconds" "gpu-check (default net)" "$bin" gpu-check --device "$route" --config default
+  wait "$tiny_pid"
+  echo
+  cat "$work/tiny.out"
+  tiny_status=$(cat "$work/tiny.status" 2> /dev/null || echo "?")
+  if [ "$tiny_status" != 0 ]; then
+    failed+=("gpu-check (tiny net) (exit $tiny_status$([ "$tiny_status" = 124 ] && echo ", over ${check_seconds} s"))")
+  fi
+elif wants check; then
   step "atomzero gpu-check --device $route --config $nets"
   if ! run_step "$check_seconds" "gpu-check" "$bin" gpu-check --device "$route" --config "$nets" &&
     [ -n "$egl_first" ]; then
