@@ -45,5 +45,5 @@ pub use evaluator::{
 };
 pub use mate::{Mate, MateLimits, mate_distance};
 pub use rng::Rng;
-pub use search::{AbPriorStats, ChildStats, Leaf, Search, pending_requests};
+pub use search::{AB_PRIOR_MARGIN, AbPriorStats, ChildStats, Leaf, Search, pending_requests};
 pub use tree::Proven;

@@ -607,6 +607,11 @@ impl Engine {
             } else {
                 self.options.alphabeta_share as f64 / 100.0
             },
+            alphabeta_root_share: if restricted {
+                0.0
+            } else {
+                self.options.alphabeta_root_share as f64 / 100.0
+            },
             info_interval: self.config.info_interval,
             output: self.output.clone(),
             answered: Arc::clone(&answered),

@@ -24,6 +24,7 @@
 //! | `PolicyTemperature` | string (number) | softmax temperature of the network's priors (lc0's `PolicySoftmaxTemp`): above 1 the search spreads wider |
 //! | `LcbStdevs` | string (number) | play the root move with the highest lower confidence bound of its value, this many standard errors below its mean (KataGo's `lcbStdevs`), instead of the most visited one (default 5); 0 = most visited |
 //! | `AlphaBetaShare` | spin (0–90, %) | share of each move's time spent first on an alpha-beta search over material ([`atomzero_mcts::alphabeta`]); the root moves it finds 3 pawns or more worse than its best (a lost piece or king within its horizon) are left out of the MCTS; 0 = off |
+//! | `AlphaBetaRootShare` | spin (0–50, %) | share of each move's time spent first on the same alpha-beta search of the root, which here only raises priors: when it leaves at most three root moves unrefuted (every other one 1.5 pawns or more below its best), their priors are raised to `AlphaBetaPriorWeight` between them, as `AlphaBetaPriorNodes`' checks do; nothing is left out; 0 = off |
 //! | `NNCacheSize` | spin (entries) | network evaluations kept by position ([`atomzero_mcts::EvalCache`], lc0's name): a transposition or the next move's search does not ask the network again; 0 = no cache |
 //! | `MinimaxWeight` | string (number, 0–1) | weight `α` of each node's implicit minimax value (the minimax of the network's evaluations below it, Lanctot et al. 2014) in selection: a visited child scores `(1 − α) · Q + α · minimax`; 0 (default) = plain PUCT |
 //! | `AlphaBetaPriorNodes` | spin (nodes) | alpha-beta priors ([`atomzero_mcts::SearchConfig::ab_prior_nodes`]): a tactical alpha-beta search of this many nodes at each node reaching `AlphaBetaPriorVisits` visits; when it leaves at most three moves unrefuted, their priors are raised to `AlphaBetaPriorWeight` between them (default 1000; 0 = off) |
@@ -68,6 +69,10 @@ pub const DEFAULT_AB_PRIOR_NODES: u64 = 1000;
 
 /// `AlphaBetaShare`'s default (percent of the move time): off until a match says otherwise.
 pub const DEFAULT_ALPHABETA_SHARE: u64 = 0;
+
+/// `AlphaBetaRootShare`'s default (percent of the move time): off until a match says
+/// otherwise.
+pub const DEFAULT_ALPHABETA_ROOT_SHARE: u64 = 0;
 
 /// One UCI option.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -114,6 +119,8 @@ pub enum OptionId {
     Tactics,
     /// `AlphaBetaShare`.
     AlphaBetaShare,
+    /// `AlphaBetaRootShare`.
+    AlphaBetaRootShare,
     /// `NNCacheSize`.
     NnCacheSize,
     /// `MinimaxWeight`.
@@ -141,7 +148,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 28] = [
+    pub const ALL: [OptionId; 29] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -163,6 +170,7 @@ impl OptionId {
         OptionId::LcbStdevs,
         OptionId::Tactics,
         OptionId::AlphaBetaShare,
+        OptionId::AlphaBetaRootShare,
         OptionId::NnCacheSize,
         OptionId::MinimaxWeight,
         OptionId::AbPriorNodes,
@@ -196,6 +204,7 @@ impl OptionId {
             OptionId::LcbStdevs => "LcbStdevs",
             OptionId::Tactics => "Tactics",
             OptionId::AlphaBetaShare => "AlphaBetaShare",
+            OptionId::AlphaBetaRootShare => "AlphaBetaRootShare",
             OptionId::NnCacheSize => "NNCacheSize",
             OptionId::MinimaxWeight => "MinimaxWeight",
             OptionId::AbPriorNodes => "AlphaBetaPriorNodes",
@@ -234,6 +243,9 @@ impl OptionId {
             OptionId::AlphaBetaShare => {
                 "percent of the move time for the alpha-beta check of the root moves (0: off)"
             }
+            OptionId::AlphaBetaRootShare => {
+                "percent of the move time for an alpha-beta check raising root priors (0: off)"
+            }
             OptionId::NnCacheSize => "network evaluations kept by position (0: no cache)",
             OptionId::MinimaxWeight => {
                 "weight of the implicit minimax value in selection (0: plain PUCT)"
@@ -261,6 +273,7 @@ impl OptionId {
             OptionId::MinibatchSize => Some(SpinRange { min: 1, max: 1024 }),
             OptionId::Tactics => Some(SpinRange { min: 0, max: 3 }),
             OptionId::AlphaBetaShare => Some(SpinRange { min: 0, max: 90 }),
+            OptionId::AlphaBetaRootShare => Some(SpinRange { min: 0, max: 50 }),
             OptionId::NnCacheSize => Some(SpinRange { min: 0, max: 100_000_000 }),
             OptionId::AbPriorNodes => Some(SpinRange { min: 0, max: 100_000_000 }),
             OptionId::AbPriorVisits => Some(SpinRange { min: 1, max: 1_000_000_000 }),
@@ -335,6 +348,8 @@ pub struct Options {
     pub tactics: u64,
     /// `AlphaBetaShare` (percent).
     pub alphabeta_share: u64,
+    /// `AlphaBetaRootShare` (percent).
+    pub alphabeta_root_share: u64,
     /// `NNCacheSize` (entries; 0 = no cache).
     pub nn_cache_size: u64,
     /// `MinimaxWeight` ([`SearchConfig::minimax_weight`]).
@@ -375,6 +390,7 @@ impl Default for Options {
             lcb_stdevs: DEFAULT_LCB_STDEVS,
             tactics: DEFAULT_TACTICS,
             alphabeta_share: DEFAULT_ALPHABETA_SHARE,
+            alphabeta_root_share: DEFAULT_ALPHABETA_ROOT_SHARE,
             nn_cache_size: DEFAULT_NN_CACHE_SIZE,
             minimax_weight: SearchConfig::default().minimax_weight,
             ab_prior_nodes: DEFAULT_AB_PRIOR_NODES,
@@ -513,6 +529,7 @@ impl Options {
                     OptionId::LcbStdevs => number(self.lcb_stdevs),
                     OptionId::Tactics => spin(self.tactics),
                     OptionId::AlphaBetaShare => spin(self.alphabeta_share),
+                    OptionId::AlphaBetaRootShare => spin(self.alphabeta_root_share),
                     OptionId::NnCacheSize => spin(self.nn_cache_size),
                     OptionId::MinimaxWeight => number(self.minimax_weight),
                     OptionId::AbPriorNodes => spin(self.ab_prior_nodes),
@@ -621,6 +638,7 @@ impl Options {
             OptionId::LcbStdevs => self.lcb_stdevs = number(0.0, 100.0)?,
             OptionId::Tactics => self.tactics = spin()?,
             OptionId::AlphaBetaShare => self.alphabeta_share = spin()?,
+            OptionId::AlphaBetaRootShare => self.alphabeta_root_share = spin()?,
             OptionId::NnCacheSize => self.nn_cache_size = spin()?,
             OptionId::MinimaxWeight => self.minimax_weight = number(0.0, 1.0)?,
             OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,

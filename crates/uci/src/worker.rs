@@ -11,10 +11,10 @@
 use crate::limits::SearchLimits;
 use crate::output::Output;
 use crate::report::{self, MateCache, Progress};
-use atomzero_mcts::alphabeta::AlphaBeta;
+use atomzero_mcts::alphabeta::{AlphaBeta, RootCheck};
 use atomzero_mcts::{
-    CacheStats, EvalCache, EvalRequest, Evaluations, Evaluator, Leaf, MateLimits, Proven, Search,
-    UniformEvaluator,
+    AB_PRIOR_MARGIN, CacheStats, EvalCache, EvalRequest, Evaluations, Evaluator, Leaf, MateLimits,
+    Proven, Search, UniformEvaluator,
 };
 use atomzero_rules::{Move, Position};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -62,6 +62,9 @@ pub(crate) struct Job {
     /// Share of the move's time (0 to 0.9) for the alpha-beta check of the root moves
     /// ([`alphabeta_check`]); 0 = none.
     pub alphabeta_share: f64,
+    /// Share of the move's time (0 to 0.5) for the alpha-beta check whose unrefuted root
+    /// moves get their priors raised ([`alphabeta_root_priors`]); 0 = none.
+    pub alphabeta_root_share: f64,
     /// Time between periodic `info` lines.
     pub info_interval: Duration,
     /// Where lines go.
@@ -131,6 +134,7 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
         multipv,
         show_wdl,
         alphabeta_share,
+        alphabeta_root_share,
         info_interval,
         output,
         answered,
@@ -151,6 +155,22 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
     };
     if alphabeta_share > 0.0 && legal.len() > 1 {
         alphabeta_check(&mut search, &limits, started, alphabeta_share, &mut control, &output);
+    }
+    // The root moves to raise once the root is expanded (a fresh tree's root is expanded by
+    // the search's first round).
+    let mut raise_pending = None;
+    if alphabeta_root_share > 0.0 && legal.len() > 1 {
+        raise_pending = alphabeta_root_priors(
+            &search,
+            &limits,
+            started,
+            alphabeta_root_share,
+            &mut control,
+            &output,
+        );
+    }
+    if raise_pending.as_ref().is_some_and(|refuted| search.raise_root_priors(refuted)) {
+        raise_pending = None;
     }
     let start_visits = search.root_visits();
     let progress = |search: &Search| Progress {
@@ -206,6 +226,9 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
             };
             let before = search.root_visits();
             let n_leaves = rounds.play(&mut search, &*evaluator, time_left, nodes_left, &output);
+            if raise_pending.as_ref().is_some_and(|refuted| search.raise_root_priors(refuted)) {
+                raise_pending = None;
+            }
             exhausted = is_exhausted(&search, max_tree_bytes)
                 || (n_leaves == 0 && search.root_visits() == before);
             if last_info.elapsed() >= info_interval {
@@ -292,26 +315,10 @@ fn alphabeta_check(
     control: &mut Control,
     output: &Output,
 ) {
-    let deadline = match (limits.budget, control.waiting) {
-        (Some(budget), false) => Some(started + budget.mul_f64(share.clamp(0.0, 0.9))),
-        _ => None,
-    };
-    let max_nodes = match (deadline, limits.nodes) {
-        (Some(_), _) => u64::MAX,
-        (None, Some(nodes)) => {
-            (nodes as f64 * ALPHABETA_NODES_PER_PLAYOUT * share / (1.0 - share).max(0.1)) as u64
-        }
-        (None, None) => ALPHABETA_UNTIMED_NODES,
-    };
     let root = *search.root_position();
-    let history = search.game_hashes().to_vec();
-    let mut ab = AlphaBeta::new(20);
     let t0 = Instant::now();
-    let mut keep_going = |nodes: u64| {
-        control.poll(false);
-        !control.stopped && nodes < max_nodes && deadline.is_none_or(|d| Instant::now() < d)
-    };
-    let Some(check) = ab.check_root(&root, &history, 64, ALPHABETA_MARGIN, &mut keep_going) else {
+    let Some(check) = root_check(search, limits, started, share, ALPHABETA_MARGIN, 20, control)
+    else {
         return;
     };
     search.exclude_root_moves(&check.refuted);
@@ -325,6 +332,69 @@ fn alphabeta_check(
         search.excluded_root_moves().len(),
         root.legal_moves().len()
     ));
+}
+
+/// Runs [`AlphaBeta::check_root`] on the root for `share` of the move's time (or the node
+/// equivalent) with the alpha-beta priors' margin ([`AB_PRIOR_MARGIN`]) and returns the root
+/// moves it refutes, for [`Search::raise_root_priors`] (which raises the others' priors when
+/// at most three are left). A `stop` ends it early; `None` when it finished no depth.
+fn alphabeta_root_priors(
+    search: &Search,
+    limits: &SearchLimits,
+    started: Instant,
+    share: f64,
+    control: &mut Control,
+    output: &Output,
+) -> Option<Vec<Move>> {
+    let root = *search.root_position();
+    let t0 = Instant::now();
+    // A table of 2^17 entries (4 MB): this check runs at every move, and a fresh table of
+    // 2^20 (32 MB) cost the search a few percent of its playouts on top of the check's share.
+    let check = root_check(search, limits, started, share, AB_PRIOR_MARGIN, 17, control)?;
+    let ms = t0.elapsed().as_millis();
+    output.info_string(&format!(
+        "alphabeta root priors depth {} nodes {} time {ms} best {} cp {} refuted {} of {}",
+        check.depth,
+        check.nodes,
+        root.uci(check.best),
+        check.score,
+        check.refuted.len(),
+        root.legal_moves().len()
+    ));
+    Some(check.refuted)
+}
+
+/// [`AlphaBeta::check_root`] of `search`'s root with `margin` and a transposition table of
+/// 2^`table_bits` entries, for `share` of the move's time (or the node equivalent); a `stop`
+/// ends it early.
+fn root_check(
+    search: &Search,
+    limits: &SearchLimits,
+    started: Instant,
+    share: f64,
+    margin: i32,
+    table_bits: u32,
+    control: &mut Control,
+) -> Option<RootCheck> {
+    let deadline = match (limits.budget, control.waiting) {
+        (Some(budget), false) => Some(started + budget.mul_f64(share.clamp(0.0, 0.9))),
+        _ => None,
+    };
+    let max_nodes = match (deadline, limits.nodes) {
+        (Some(_), _) => u64::MAX,
+        (None, Some(nodes)) => {
+            (nodes as f64 * ALPHABETA_NODES_PER_PLAYOUT * share / (1.0 - share).max(0.1)) as u64
+        }
+        (None, None) => ALPHABETA_UNTIMED_NODES,
+    };
+    let root = *search.root_position();
+    let history = search.game_hashes().to_vec();
+    let mut ab = AlphaBeta::new(table_bits);
+    let mut keep_going = |nodes: u64| {
+        control.poll(false);
+        !control.stopped && nodes < max_nodes && deadline.is_none_or(|d| Instant::now() < d)
+    };
+    ab.check_root(&root, &history, 64, margin, &mut keep_going)
 }
 
 /// The exact mate search's budget ([`MateCache`]): [`MateLimits::default`], and under a time

@@ -945,6 +945,38 @@ fn alphabeta_share_leaves_refuted_root_moves_out() {
 }
 
 #[test]
+fn alphabeta_root_share_raises_the_prior_of_the_only_move_that_keeps_the_material() {
+    // Nxd5 takes the queen; every other move leaves a knight against a queen. Without a
+    // network every prior is equal; the root check leaves one move unrefuted and raises its
+    // prior to AlphaBetaPriorWeight (0.5), so the few playouts go to it. The checks inside
+    // the tree are off, so that only the root check can raise it.
+    let fen = "4k3/8/8/3q4/8/4N3/8/4K3 w - - 0 1";
+    let pos = Position::from_fen(fen, Variant::Atomic).unwrap();
+    let n = pos.legal_moves().len();
+    let mut h = Harness::new();
+    h.send("setoption name AlphaBetaPriorNodes value 0");
+    h.send("setoption name AlphaBetaRootShare value 10");
+    h.send(&format!("position fen {fen}"));
+    for limit in ["go nodes 16", "go movetime 100"] {
+        h.send(limit);
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        let note = info_strings(&lines)
+            .into_iter()
+            .find(|l| l.contains("alphabeta root priors depth"))
+            .unwrap_or_else(|| panic!("no root-priors line: {lines:#?}"));
+        let refuted: usize = field(note, "refuted").unwrap().parse().unwrap();
+        assert_eq!(refuted, n - 1, "{note}");
+        assert_eq!(mv, "e3d5", "{limit}: {lines:#?}");
+    }
+    // Off (the default): no such line.
+    h.send("setoption name AlphaBetaRootShare value 0");
+    h.send("go nodes 16");
+    let (_, lines) = h.bestmove();
+    assert!(info_strings(&lines).iter().all(|l| !l.contains("root priors")), "{lines:#?}");
+}
+
+#[test]
 fn go_searchmoves_searches_only_the_moves_named() {
     let mut h = Harness::new();
     h.send("position startpos");

@@ -7,7 +7,7 @@
 //! [`crate::SearchConfig::ab_prior_visits`] visits (so only the nodes the search keeps coming
 //! back to pay for it), [`AlphaBeta::check_root`] searches its position for a fixed number of
 //! nodes. If at most [`MAX_RAISED`] moves are not refuted (every other move scores
-//! [`MARGIN`] centipawns or more below the best: it loses material or the king by force
+//! [`AB_PRIOR_MARGIN`] centipawns or more below the best: it loses material or the king by force
 //! within the horizon), those moves' priors are raised to at least
 //! [`crate::SearchConfig::ab_prior_weight`] shared among them, and the other priors are
 //! scaled down so that the sum stays what it was. The check does not veto a move (the
@@ -20,7 +20,7 @@
 
 use super::Search;
 use crate::alphabeta::AlphaBeta;
-use crate::tree::NodeId;
+use crate::tree::{Expansion, NodeId};
 use atomzero_rules::Position;
 
 /// Most moves a check raises: more than this many moves that keep the material is a quiet
@@ -28,7 +28,7 @@ use atomzero_rules::Position;
 const MAX_RAISED: usize = 3;
 
 /// Centipawns below the alpha-beta search's best at which a move counts as refuted.
-const MARGIN: i32 = 150;
+pub const AB_PRIOR_MARGIN: i32 = 150;
 
 /// Transposition-table size of the checks' alpha-beta search (2^16 entries, ~2 MB).
 pub(super) const AB_TABLE_BITS: u32 = 16;
@@ -66,19 +66,39 @@ impl Search {
         before.extend_from_slice(&self.game_hashes);
         before.extend_from_slice(path_hashes);
         let budget = u64::from(self.config.ab_prior_nodes);
-        let check = ab.check_root(pos, &before, 64, MARGIN, &mut |n| n < budget);
+        let check = ab.check_root(pos, &before, 64, AB_PRIOR_MARGIN, &mut |n| n < budget);
         self.ab_stats.checks += 1;
         self.ab_stats.nodes += ab.nodes();
         self.alphabeta = Some(ab);
         let Some(check) = check else { return };
+        self.raise_unrefuted(id, &check.refuted);
+    }
+
+    /// Raises the priors of the root's moves that are not in `refuted` (an alpha-beta check of
+    /// the root position, e.g. the engine's deeper one before its search) as a check of
+    /// [`crate::SearchConfig::ab_prior_nodes`] would: if at most three moves are left, their
+    /// priors become at least [`crate::SearchConfig::ab_prior_weight`] shared among them.
+    /// Returns false, changing nothing, while the root is not expanded (call again once it
+    /// is) or when the search is a Gumbel one (its root is chosen by another rule).
+    pub fn raise_root_priors(&mut self, refuted: &[atomzero_rules::Move]) -> bool {
+        if self.nodes[0].expansion != Expansion::Expanded || self.config.gumbel.is_some() {
+            return false;
+        }
+        self.raise_unrefuted(0, refuted);
+        true
+    }
+
+    /// The raise of node `id`'s priors for the alpha-beta check that refuted `refuted`.
+    fn raise_unrefuted(&mut self, id: NodeId, refuted: &[atomzero_rules::Move]) {
         let node = &self.nodes[id as usize];
         let range = node.edges();
-        let kept = range.len().saturating_sub(check.refuted.len());
-        if check.refuted.is_empty() || kept == 0 || kept > MAX_RAISED {
+        let n_refuted = self.edges.iter(range.clone()).filter(|e| refuted.contains(&e.mv)).count();
+        let kept = range.len().saturating_sub(n_refuted);
+        if n_refuted == 0 || kept == 0 || kept > MAX_RAISED {
             return;
         }
         let floor = self.config.ab_prior_weight.clamp(0.0, 1.0) / kept as f32;
-        let raised = |mv| !check.refuted.contains(&mv);
+        let raised = |mv| !refuted.contains(&mv);
         let (mut total, mut old, mut new) = (0.0f32, 0.0f32, 0.0f32);
         for edge in self.edges.iter(range.clone()) {
             total += edge.prior;

@@ -31,7 +31,7 @@ mod select;
 mod tests;
 mod walk;
 
-pub use ab_priors::AbPriorStats;
+pub use ab_priors::{AB_PRIOR_MARGIN, AbPriorStats};
 pub use results::ChildStats;
 
 use crate::alphabeta::AlphaBeta;

@@ -470,6 +470,39 @@ fn an_alpha_beta_check_raises_the_only_move_that_keeps_the_material() {
 }
 
 #[test]
+fn raising_the_root_priors_waits_for_the_expansion_and_leaves_them_a_distribution() {
+    // The same position as above, the refuted moves given from outside (the engine's deeper
+    // check before its search): every move but Nxd5.
+    let pos = Position::from_fen("4k3/8/8/3q4/8/4N3/8/4K3 w - - 0 1", Variant::Atomic).unwrap();
+    let legal = pos.legal_moves();
+    let n = legal.len() as f32;
+    let refuted: Vec<_> = legal.iter().copied().filter(|&m| pos.uci(m) != "e3d5").collect();
+    let config = SearchConfig { ab_prior_weight: 0.5, ..SearchConfig::default().without_noise() };
+    let mut search = Search::new(&Game::new(pos), config, 1);
+    // Not expanded yet: nothing to raise.
+    assert!(!search.raise_root_priors(&refuted));
+    search.run(&UniformEvaluator, 1, 1);
+    assert!(search.raise_root_priors(&refuted));
+    assert!((root_prior(&search, "e3d5") - 0.5).abs() < 1e-3, "{}", root_prior(&search, "e3d5"));
+    let other = root_prior(&search, "e1e2");
+    assert!((other - 0.5 / (n - 1.0)).abs() < 1e-3, "{other}");
+    let total: f32 = search.root_edges().map(|(e, _)| e.prior).sum();
+    assert!((total - 1.0).abs() < 1e-3, "{total}");
+    assert_eq!(search.ab_prior_stats().raised, 1);
+    check_selection(&search);
+    // Four or more moves left unrefuted is a quiet position: nothing changes.
+    let mut quiet = Search::new(&Game::new(pos), config, 1);
+    quiet.run(&UniformEvaluator, 1, 1);
+    assert!(quiet.raise_root_priors(&refuted[..refuted.len() - 3]));
+    assert!(quiet.root_edges().all(|(e, _)| (e.prior - 1.0 / n).abs() < 1e-3));
+    // A Gumbel search's root is chosen by its own rule.
+    let gumbel = SearchConfig { gumbel: Some(Default::default()), ..config };
+    let mut g = Search::new(&Game::new(pos), gumbel, 1);
+    g.run(&UniformEvaluator, 1, 1);
+    assert!(!g.raise_root_priors(&refuted));
+}
+
+#[test]
 fn an_alpha_beta_check_of_a_quiet_position_changes_nothing() {
     let pos = Position::new(Variant::Atomic);
     let (search, _) = root_checked_once(pos);
