@@ -322,16 +322,8 @@ fn alphabeta_check(
         return;
     };
     search.exclude_root_moves(&check.refuted);
-    let ms = t0.elapsed().as_millis();
-    output.info_string(&format!(
-        "alphabeta depth {} nodes {} time {ms} best {} cp {} refuted {} of {}",
-        check.depth,
-        check.nodes,
-        root.uci(check.best),
-        check.score,
-        search.excluded_root_moves().len(),
-        root.legal_moves().len()
-    ));
+    let refuted = search.excluded_root_moves().len();
+    output.info_string(&check_line("alphabeta", &check, refuted, t0, &root));
 }
 
 /// Runs [`AlphaBeta::check_root`] on the root for `share` of the move's time (or the node
@@ -351,17 +343,29 @@ fn alphabeta_root_priors(
     // A table of 2^17 entries (4 MB): this check runs at every move, and a fresh table of
     // 2^20 (32 MB) cost the search a few percent of its playouts on top of the check's share.
     let check = root_check(search, limits, started, share, AB_PRIOR_MARGIN, 17, control)?;
-    let ms = t0.elapsed().as_millis();
-    output.info_string(&format!(
-        "alphabeta root priors depth {} nodes {} time {ms} best {} cp {} refuted {} of {}",
+    let refuted = check.refuted.len();
+    output.info_string(&check_line("alphabeta root priors", &check, refuted, t0, &root));
+    Some(check.refuted)
+}
+
+/// The `info string` of a root check that started at `t0` and refuted `refuted` of `root`'s
+/// moves: `LABEL depth D nodes N time MS best MOVE cp S refuted R of L`.
+fn check_line(
+    label: &str,
+    check: &RootCheck,
+    refuted: usize,
+    t0: Instant,
+    root: &Position,
+) -> String {
+    format!(
+        "{label} depth {} nodes {} time {} best {} cp {} refuted {refuted} of {}",
         check.depth,
         check.nodes,
+        t0.elapsed().as_millis(),
         root.uci(check.best),
         check.score,
-        check.refuted.len(),
         root.legal_moves().len()
-    ));
-    Some(check.refuted)
+    )
 }
 
 /// [`AlphaBeta::check_root`] of `search`'s root with `margin` and a transposition table of
