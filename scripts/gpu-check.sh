@@ -9,10 +9,10 @@
 #      docs/gpu.md); about 2.5 minutes on an H200, most of it kernel compilation;
 #   3. atomzero bench net --device cuda --batches 256,1024: inference positions/s and
 #      training samples/s of both nets (--batches 256,512,1024 adds configs/default.toml's
-#      training batch, and about a minute); about 3.5 minutes;
+#      training batch); 156 s for the default net's rows on an H200, the tiny net's on top;
 #   4. atomzero run with configs/default.toml (device cuda, eval_games = 0) for what is left
-#      of --budget seconds (default 480) less 40 s, at most --run-minutes (default 5): about
-#      1.5 minutes with the defaults on an H200 (--budget 660 gives the whole 5 minutes),
+#      of --budget seconds (default 480) less 40 s, at most --run-minutes (default 5): under
+#      2.5 minutes with the defaults on an H200 (--budget 700 gives the whole 5 minutes),
 #      nvidia-smi sampling the GPU every second: self-play positions/s and the network's
 #      positions/s as the run reports them (a line every 30 s), training samples/s if a
 #      generation's self-play finishes in time, and the GPU's busy share (the mean of
