@@ -72,6 +72,11 @@ pub struct SearchConfig {
     /// Prior mass the moves an alpha-beta check singles out get at least, shared equally
     /// (the other moves' priors are scaled down to make room).
     pub ab_prior_weight: f32,
+    /// Alpha-beta proofs: when a node's alpha-beta check (below the root) finds a game end by
+    /// force within its horizon (the side to move wins, or every move loses), the node is
+    /// proven as the MCTS-solver proves a terminal one, with the check's distance to the end,
+    /// and the proof propagates up the tree. Off (the default): the check only raises priors.
+    pub ab_prior_proofs: bool,
     /// Weight `λ` of the quiescence correction of a leaf's value (AlphaGo's mix of the value
     /// network with a fast evaluation, here a capture search): a new leaf's value becomes
     /// `v + λ · (tanh(q / s) − tanh(m / s))`, where `m` is the side to move's material, `q`
@@ -105,6 +110,7 @@ impl Default for SearchConfig {
             ab_prior_nodes: 0,
             ab_prior_visits: 32,
             ab_prior_weight: 0.5,
+            ab_prior_proofs: false,
             quiescence_weight: 0.0,
             quiescence_scale: 400.0,
         }

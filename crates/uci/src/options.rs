@@ -30,6 +30,7 @@
 //! | `AlphaBetaPriorNodes` | spin (nodes) | alpha-beta priors ([`atomzero_mcts::SearchConfig::ab_prior_nodes`]): a tactical alpha-beta search of this many nodes at each node reaching `AlphaBetaPriorVisits` visits; when it leaves at most three moves unrefuted, their priors are raised to `AlphaBetaPriorWeight` between them (default 1000; 0 = off) |
 //! | `AlphaBetaPriorVisits` | spin | visits at which a node gets that check |
 //! | `AlphaBetaPriorWeight` | string (number, 0–1) | prior mass the moves the check singles out get at least |
+//! | `AlphaBetaProofs` | check | a check that finds a forced game end (a king explosion or mate within its horizon, for either side) proves its node for the MCTS-solver ([`atomzero_mcts::SearchConfig::ab_prior_proofs`]) |
 //! | `QuiescenceWeight` | string (number, 0–1) | weight `λ` of the quiescence correction of a new leaf's value ([`atomzero_mcts::SearchConfig::quiescence_weight`]): `v + λ · (tanh(q / s) − tanh(m / s))`, `m` the side to move's material and `q` what a capture search says it keeps; 0 (default) = off |
 //! | `QuiescenceScale` | string (number, centipawns) | the scale `s` of that correction (default 400) |
 //! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
@@ -66,6 +67,9 @@ pub const DEFAULT_NN_CACHE_SIZE: u64 = 200_000;
 /// `AlphaBetaPriorVisits` (32) visits. Measured at equal time against the same engine without
 /// it (`docs/experiments.md`, "Change 7"): +35 ± 42 Elo at 0.1 s a move, +33 ± 41 at 0.5 s.
 pub const DEFAULT_AB_PRIOR_NODES: u64 = 1000;
+
+/// `AlphaBetaProofs`' default: off until a match says otherwise.
+pub const DEFAULT_AB_PROOFS: bool = false;
 
 /// `AlphaBetaShare`'s default (percent of the move time): off until a match says otherwise.
 pub const DEFAULT_ALPHABETA_SHARE: u64 = 0;
@@ -131,6 +135,8 @@ pub enum OptionId {
     AbPriorVisits,
     /// `AlphaBetaPriorWeight`.
     AbPriorWeight,
+    /// `AlphaBetaProofs`.
+    AbProofs,
     /// `QuiescenceWeight`.
     QuiescenceWeight,
     /// `QuiescenceScale`.
@@ -148,7 +154,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 29] = [
+    pub const ALL: [OptionId; 30] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -176,6 +182,7 @@ impl OptionId {
         OptionId::AbPriorNodes,
         OptionId::AbPriorVisits,
         OptionId::AbPriorWeight,
+        OptionId::AbProofs,
         OptionId::QuiescenceWeight,
         OptionId::QuiescenceScale,
     ];
@@ -210,6 +217,7 @@ impl OptionId {
             OptionId::AbPriorNodes => "AlphaBetaPriorNodes",
             OptionId::AbPriorVisits => "AlphaBetaPriorVisits",
             OptionId::AbPriorWeight => "AlphaBetaPriorWeight",
+            OptionId::AbProofs => "AlphaBetaProofs",
             OptionId::QuiescenceWeight => "QuiescenceWeight",
             OptionId::QuiescenceScale => "QuiescenceScale",
         }
@@ -255,6 +263,7 @@ impl OptionId {
             }
             OptionId::AbPriorVisits => "visits at which a node gets the alpha-beta check",
             OptionId::AbPriorWeight => "prior mass the moves the alpha-beta check keeps get",
+            OptionId::AbProofs => "the alpha-beta check's forced game ends prove its node",
             OptionId::QuiescenceWeight => {
                 "weight of the capture search's correction of a leaf's value (0: off)"
             }
@@ -360,6 +369,8 @@ pub struct Options {
     pub ab_prior_visits: u64,
     /// `AlphaBetaPriorWeight` ([`SearchConfig::ab_prior_weight`]).
     pub ab_prior_weight: f32,
+    /// `AlphaBetaProofs` ([`SearchConfig::ab_prior_proofs`]).
+    pub ab_proofs: bool,
     /// `QuiescenceWeight` ([`SearchConfig::quiescence_weight`]).
     pub quiescence_weight: f32,
     /// `QuiescenceScale` ([`SearchConfig::quiescence_scale`]).
@@ -396,6 +407,7 @@ impl Default for Options {
             ab_prior_nodes: DEFAULT_AB_PRIOR_NODES,
             ab_prior_visits: u64::from(SearchConfig::default().ab_prior_visits),
             ab_prior_weight: SearchConfig::default().ab_prior_weight,
+            ab_proofs: DEFAULT_AB_PROOFS,
             quiescence_weight: SearchConfig::default().quiescence_weight,
             quiescence_scale: SearchConfig::default().quiescence_scale,
         }
@@ -472,6 +484,7 @@ impl Options {
             ab_prior_nodes: u32::try_from(self.ab_prior_nodes).unwrap_or(u32::MAX),
             ab_prior_visits: u32::try_from(self.ab_prior_visits).unwrap_or(u32::MAX),
             ab_prior_weight: self.ab_prior_weight,
+            ab_prior_proofs: self.ab_proofs,
             quiescence_weight: self.quiescence_weight,
             quiescence_scale: self.quiescence_scale,
             ..base
@@ -535,6 +548,7 @@ impl Options {
                     OptionId::AbPriorNodes => spin(self.ab_prior_nodes),
                     OptionId::AbPriorVisits => spin(self.ab_prior_visits),
                     OptionId::AbPriorWeight => number(self.ab_prior_weight),
+                    OptionId::AbProofs => check(self.ab_proofs),
                     OptionId::QuiescenceWeight => number(self.quiescence_weight),
                     OptionId::QuiescenceScale => number(self.quiescence_scale),
                     OptionId::Model => {
@@ -644,6 +658,7 @@ impl Options {
             OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,
             OptionId::AbPriorVisits => self.ab_prior_visits = spin()?,
             OptionId::AbPriorWeight => self.ab_prior_weight = number(0.0, 1.0)?,
+            OptionId::AbProofs => self.ab_proofs = check()?,
             OptionId::QuiescenceWeight => self.quiescence_weight = number(0.0, 1.0)?,
             OptionId::QuiescenceScale => self.quiescence_scale = number(1.0, 100_000.0)?,
             OptionId::Model => {
@@ -724,6 +739,16 @@ mod tests {
         for bad in ["-0.1", "1.5", "nan", "x"] {
             assert!(o.set("AlphaBetaPriorWeight", Some(bad)).is_err(), "{bad}");
         }
+        assert!(!config.ab_prior_proofs, "off by default");
+        assert_eq!(o.set("AlphaBetaProofs", Some("true")), Ok(OptionId::AbProofs));
+        assert!(o.search_config(base).ab_prior_proofs);
+        assert!(o.set("AlphaBetaProofs", Some("1")).is_err());
+        assert!(
+            Options::default()
+                .declarations()
+                .iter()
+                .any(|l| l == "option name AlphaBetaProofs type check default false")
+        );
         // Visits below 1 clamp to 1.
         assert_eq!(o.set("AlphaBetaPriorVisits", Some("0")), Ok(OptionId::AbPriorVisits));
         assert_eq!(o.search_config(base).ab_prior_visits, 1);

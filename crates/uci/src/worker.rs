@@ -253,9 +253,10 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
                 if search.config().ab_prior_nodes > 0 {
                     let now = search.ab_prior_stats();
                     output.info_string(&format!(
-                        "alpha-beta priors: {} checks, {} raised priors, {} nodes",
+                        "alpha-beta priors: {} checks, {} raised priors, {} proofs, {} nodes",
                         now.checks - ab_before.checks,
                         now.raised - ab_before.raised,
+                        now.proofs - ab_before.proofs,
                         now.nodes - ab_before.nodes
                     ));
                 }

@@ -15,12 +15,20 @@
 //! search where to look first. Raising to a floor is idempotent, so a node checked twice
 //! (a walk that collided and came back at the same visit count) ends as if checked once.
 //!
+//! With [`crate::SearchConfig::ab_prior_proofs`] a check that finds a game end by force (a
+//! score within [`WIN_THRESHOLD`] of a win or a loss: the side to move explodes the enemy king
+//! or mates whatever the opponent does, or loses whatever it does) also proves the node, as the
+//! MCTS-solver proves a terminal position, with the check's distance to the end; the walk then
+//! backs the exact result up and propagates the proof. Such a score is a proof of the line
+//! searched: the capture search lets only a side in check go without standing pat, so a loss
+//! there is forced; draws by repetition count the game's history and the line.
+//!
 //! Pure and deterministic: the alpha-beta search stops by its node count, not a clock; its
 //! transposition table is kept between checks (the positions of one tree overlap).
 
 use super::Search;
-use crate::alphabeta::AlphaBeta;
-use crate::tree::{Expansion, NodeId};
+use crate::alphabeta::{AlphaBeta, WIN, WIN_THRESHOLD};
+use crate::tree::{Expansion, NodeId, Proven};
 use atomzero_rules::Position;
 
 /// Most moves a check raises: more than this many moves that keep the material is a quiet
@@ -42,6 +50,8 @@ pub struct AbPriorStats {
     pub raised: u64,
     /// Alpha-beta nodes searched.
     pub nodes: u64,
+    /// Checks that proved their node ([`crate::SearchConfig::ab_prior_proofs`]).
+    pub proofs: u64,
 }
 
 impl Search {
@@ -59,7 +69,15 @@ impl Search {
 
     /// Runs the alpha-beta check of node `id`, whose position is `pos` (after the path's
     /// positions `path_hashes`), and raises its edges' priors if the check singles out moves.
-    pub(super) fn ab_check(&mut self, id: NodeId, pos: &Position, path_hashes: &[u64]) {
+    /// With [`crate::SearchConfig::ab_prior_proofs`], returns the node's proof (for the player
+    /// who moved into it) and its plies to the end when the check found a forced game end
+    /// below the root; the caller proves the node.
+    pub(super) fn ab_check(
+        &mut self,
+        id: NodeId,
+        pos: &Position,
+        path_hashes: &[u64],
+    ) -> Option<(Proven, u16)> {
         let mut ab =
             self.alphabeta.take().unwrap_or_else(|| Box::new(AlphaBeta::new(AB_TABLE_BITS)));
         let mut before = Vec::with_capacity(self.game_hashes.len() + path_hashes.len());
@@ -70,8 +88,17 @@ impl Search {
         self.ab_stats.checks += 1;
         self.ab_stats.nodes += ab.nodes();
         self.alphabeta = Some(ab);
-        let Some(check) = check else { return };
+        let check = check?;
+        if self.config.ab_prior_proofs && id != 0 && check.score.abs() >= WIN_THRESHOLD {
+            // The side to move wins (a loss for the player who moved here), or loses whatever
+            // it plays; `WIN - |score|` plies to the end.
+            let plies = u16::try_from(WIN - check.score.abs()).unwrap_or(u16::MAX);
+            self.ab_stats.proofs += 1;
+            let proven = if check.score > 0 { Proven::Loss } else { Proven::Win };
+            return Some((proven, plies));
+        }
         self.raise_unrefuted(id, &check.refuted);
+        None
     }
 
     /// Raises the priors of the root's moves that are not in `refuted` (an alpha-beta check of

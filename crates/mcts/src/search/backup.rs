@@ -100,6 +100,21 @@ impl Search {
         }
     }
 
+    /// Whether node `id`'s proof (if any) follows from its children's, as the MCTS-solver
+    /// proves a node: a win for its side to move needs a child lost for the side to move
+    /// there, a loss or a draw needs every child proven. False for an expanded node that its
+    /// alpha-beta check proved ([`crate::SearchConfig::ab_prior_proofs`]).
+    pub(super) fn proof_rests_on_children(&self, id: NodeId) -> bool {
+        let node = &self.nodes[id as usize];
+        let mut children = (0..node.n_edges as usize).map(|i| self.stats(node, i));
+        match node.proven {
+            Proven::Unknown => true,
+            Proven::Loss => children.any(|c| c.proven == Proven::Win),
+            Proven::Win => children.all(|c| c.proven == Proven::Loss),
+            Proven::Draw => children.all(|c| c.proven != Proven::Unknown),
+        }
+    }
+
     /// The root's proven result for its side to move and the plies to the end of the game
     /// under the play that proved it (see [`Node::plies`]); `None` while unproven or drawn.
     ///

@@ -141,6 +141,13 @@ impl Search {
         {
             self.nodes[0] = Node::new();
         }
+        // A root its alpha-beta check proved (`ab_prior_proofs`) has no proven child to
+        // play: it is searched again, and proves itself from its children or not at all.
+        if self.nodes[0].expansion == Expansion::Expanded && !self.proof_rests_on_children(0) {
+            let root = &mut self.nodes[0];
+            root.proven = Proven::Unknown;
+            root.plies = 0;
+        }
         if self.nodes[0].expansion == Expansion::Expanded {
             self.add_root_noise();
         }

@@ -512,6 +512,62 @@ fn an_alpha_beta_check_of_a_quiet_position_changes_nothing() {
     assert!(search.root_edges().all(|(e, _)| (e.prior - 1.0 / n).abs() < 1e-3));
 }
 
+/// A search of a position where Black mates in two (`tests/data/fsf-mates.txt`: every White
+/// reply to the mating move lets Black explode the king), uniform priors, checks at one visit,
+/// alpha-beta proofs on or off, run for `visits`.
+fn mate_in_two_searched(proofs: bool, visits: u32) -> Search {
+    let fen = "rnbqkbr1/p1pp2p1/4pn2/7p/2P2pPP/PP5R/3PPP2/1RBQKBN1 b q - 1 10";
+    let pos = Position::from_fen(fen, Variant::Atomic).unwrap();
+    let config = SearchConfig {
+        ab_prior_nodes: 2000,
+        ab_prior_visits: 1,
+        ab_prior_proofs: proofs,
+        ..SearchConfig::default().without_noise()
+    };
+    let mut search = Search::new(&Game::new(pos), config, 1);
+    search.run(&UniformEvaluator, visits, 1);
+    search
+}
+
+#[test]
+fn alpha_beta_proofs_prove_a_mate_in_two_the_tree_has_not_searched_out() {
+    // 20 walks: the root's check raises the mating move's prior, the child's check (one
+    // visit) proves it. The tree alone proves it by 60 walks.
+    let search = mate_in_two_searched(true, 20);
+    let stats = search.ab_prior_stats();
+    assert_eq!(stats.proofs, 1, "{stats:?}");
+    // The root is proven through its child, with the exact distance: Black's move, any White
+    // reply, Black's explosion.
+    assert_eq!(search.root_proof(), Some((Proven::Win, 3)));
+    let best = search.best_move().unwrap();
+    let after = search.root_position.play(best).unwrap();
+    for reply in after.legal_moves().iter().copied() {
+        let next = after.play(reply).unwrap();
+        let won =
+            next.variant_outcome().is_some() || next.winning_move(&next.legal_moves()).is_some();
+        assert!(won, "{} then {} escapes", search.root_position.uci(best), after.uci(reply));
+    }
+    // Without proofs the same search has proven nothing, and no check claimed a proof.
+    let plain = mate_in_two_searched(false, 20);
+    assert_eq!(plain.ab_prior_stats().proofs, 0);
+    assert_eq!(plain.root_proof(), None);
+}
+
+#[test]
+fn a_root_proven_only_by_its_alpha_beta_check_is_searched_again_after_advance() {
+    let mut search = mate_in_two_searched(true, 20);
+    let best = search.best_move().unwrap();
+    search.advance(best);
+    // White to move, lost, but proven only by the check (no child proven): searched again.
+    assert_eq!(search.root_proven(), Proven::Unknown);
+    let before = search.root_visits();
+    search.run(&UniformEvaluator, before + 100, 1);
+    assert!(search.root_visits() > before);
+    // The tree's own proof follows from the children: every reply loses at once.
+    assert_eq!(search.root_proof().map(|(p, _)| p), Some(Proven::Loss));
+    assert!(search.proof_rests_on_children(0));
+}
+
 /// The root's value after one visit of `pos` with uniform priors and an even value, with the
 /// quiescence correction at `weight` (scale 400).
 fn root_value_with_quiescence(pos: Position, weight: f32) -> f32 {

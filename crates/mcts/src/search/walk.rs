@@ -108,8 +108,16 @@ impl Search {
                     if node.n_edges == 0 {
                         return Walk::Nothing;
                     }
-                    if self.wants_ab_check(id) {
-                        self.ab_check(id, &pos, path_hashes);
+                    if self.wants_ab_check(id)
+                        && let Some((proven, plies)) = self.ab_check(id, &pos, path_hashes)
+                    {
+                        // Proved by the check (never the root): exact from now on.
+                        let node = &mut self.nodes[id as usize];
+                        node.proven = proven;
+                        node.plies = plies;
+                        self.backup(path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
+                        self.propagate_proof(path);
+                        return Walk::Exact;
                     }
                     let e = if id == 0 && self.config.gumbel.is_some() {
                         self.select_root_gumbel()
