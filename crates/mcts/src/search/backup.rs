@@ -62,6 +62,19 @@ impl Search {
         }
     }
 
+    /// Proves the last node of `path` (`proven` for the player who moved into it, `plies` to
+    /// the end of the game), backs its exact value up the path and proves the ancestors that
+    /// follow from it.
+    pub(super) fn prove_last(&mut self, path: &[NodeId], proven: Proven, plies: u16) {
+        if let Some(&id) = path.last() {
+            let node = &mut self.nodes[id as usize];
+            node.proven = proven;
+            node.plies = plies;
+            self.backup(path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
+            self.propagate_proof(path);
+        }
+    }
+
     /// After the last node of `path` became proven, proves its ancestors where possible, each
     /// with its distance to the end ([`Node::plies`]): one more than the winning child's for
     /// a parent whose side to move wins, one more than the longest of its lost children's for

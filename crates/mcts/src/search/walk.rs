@@ -76,24 +76,16 @@ impl Search {
                     {
                         // The side to move wins at once: lost for the player who moved here.
                         // (Marked terminal for the search; `advance` searches such a root.)
-                        let node = &mut self.nodes[id as usize];
-                        node.expansion = Expansion::Terminal;
-                        node.proven = Proven::Loss;
-                        node.plies = 1;
-                        self.backup(path, Proven::Loss.wdl().unwrap_or([0.0, 0.0, 1.0]), false);
-                        self.propagate_proof(path);
+                        self.nodes[id as usize].expansion = Expansion::Terminal;
+                        self.prove_last(path, Proven::Loss, 1);
                         return Walk::Exact;
                     }
                     if id != 0
                         && let Some((proven, plies)) =
                             self.leaf_tactics(&pos, &leaf.moves, path_hashes)
                     {
-                        let node = &mut self.nodes[id as usize];
-                        node.expansion = Expansion::Terminal;
-                        node.proven = proven;
-                        node.plies = plies;
-                        self.backup(path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
-                        self.propagate_proof(path);
+                        self.nodes[id as usize].expansion = Expansion::Terminal;
+                        self.prove_last(path, proven, plies);
                         return Walk::Exact;
                     }
                     self.max_depth = self.max_depth.max(path.len() - 1);
@@ -112,11 +104,7 @@ impl Search {
                         && let Some((proven, plies)) = self.ab_check(id, &pos, path_hashes)
                     {
                         // Proved by the check (never the root): exact from now on.
-                        let node = &mut self.nodes[id as usize];
-                        node.proven = proven;
-                        node.plies = plies;
-                        self.backup(path, proven.wdl().unwrap_or([0.0, 1.0, 0.0]), false);
-                        self.propagate_proof(path);
+                        self.prove_last(path, proven, plies);
                         return Walk::Exact;
                     }
                     let e = if id == 0 && self.config.gumbel.is_some() {
