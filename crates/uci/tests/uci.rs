@@ -93,6 +93,22 @@ fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
     words.next()
 }
 
+/// Sends `limit` (a `go` command), checks the move is legal, and returns it with the
+/// `refuted` count of the `info string` containing `marker` (an alpha-beta check's line)
+/// and that line.
+fn go_with_check(h: &mut Harness, limit: &str, marker: &str) -> (String, usize, String) {
+    h.send(limit);
+    let (mv, lines) = h.bestmove();
+    h.assert_legal(&mv, &lines);
+    let note = info_strings(&lines)
+        .into_iter()
+        .find(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no '{marker}' line: {lines:#?}"))
+        .clone();
+    let refuted: usize = field(&note, "refuted").unwrap().parse().unwrap();
+    (mv, refuted, note)
+}
+
 #[test]
 fn handshake() {
     let mut h = Harness::new();
@@ -915,14 +931,7 @@ fn alphabeta_share_leaves_refuted_root_moves_out() {
     h.send("setoption name AlphaBetaShare value 30");
     h.send(&format!("position fen {fen}"));
     for limit in ["go nodes 2", "go movetime 100"] {
-        h.send(limit);
-        let (mv, lines) = h.bestmove();
-        h.assert_legal(&mv, &lines);
-        let note = info_strings(&lines)
-            .into_iter()
-            .find(|l| l.contains("alphabeta depth"))
-            .unwrap_or_else(|| panic!("no alpha-beta line: {lines:#?}"));
-        let refuted: usize = field(note, "refuted").unwrap().parse().unwrap();
+        let (mv, refuted, note) = go_with_check(&mut h, limit, "alphabeta depth");
         let after =
             pos.play(pos.legal_moves().iter().copied().find(|&m| pos.uci(m) == mv).unwrap());
         let after = after.unwrap();
@@ -958,16 +967,9 @@ fn alphabeta_root_share_raises_the_prior_of_the_only_move_that_keeps_the_materia
     h.send("setoption name AlphaBetaRootShare value 10");
     h.send(&format!("position fen {fen}"));
     for limit in ["go nodes 16", "go movetime 100"] {
-        h.send(limit);
-        let (mv, lines) = h.bestmove();
-        h.assert_legal(&mv, &lines);
-        let note = info_strings(&lines)
-            .into_iter()
-            .find(|l| l.contains("alphabeta root priors depth"))
-            .unwrap_or_else(|| panic!("no root-priors line: {lines:#?}"));
-        let refuted: usize = field(note, "refuted").unwrap().parse().unwrap();
+        let (mv, refuted, note) = go_with_check(&mut h, limit, "alphabeta root priors depth");
         assert_eq!(refuted, n - 1, "{note}");
-        assert_eq!(mv, "e3d5", "{limit}: {lines:#?}");
+        assert_eq!(mv, "e3d5", "{limit}: {note}");
     }
     // Off (the default): no such line.
     h.send("setoption name AlphaBetaRootShare value 0");
