@@ -5,6 +5,7 @@ use crate::error::{BenchError, Context, Result};
 use crate::util::{encoded_positions, random_games, time_median};
 use atomzero_encoding::{Encoder, POLICY_SIZE};
 use atomzero_infer::bf16::bf16_supported;
+use atomzero_infer::calibrate::AUTO_BF16_MIN_RATIO;
 use atomzero_infer::net::takes_small_path;
 use atomzero_infer::{InferNet, Precision, Workspace};
 use atomzero_mcts::Rng;
@@ -95,7 +96,8 @@ pub fn run(
         device.seed(7);
         let net = config.init(&device).context("net")?.valid();
         let infer = InferNet::from_net(&net).context("atomzero-infer")?;
-        // The small path's bf16 products, where the CPU has them (`atomzero uci`'s default).
+        // The small path's bf16 products, where the CPU has them (`atomzero uci --precision auto`
+        // keeps them where they are the faster).
         let bf16 = if bf16_supported() {
             Some(infer.clone().with_precision(Precision::Bf16).context("atomzero-infer bf16")?)
         } else {
@@ -190,7 +192,7 @@ pub fn run(
                     (batch as f64 / median(f32_rounds), batch as f64 / median(bf16_rounds));
                 writeln!(
                     out,
-                    "    bf16 products (AVX-512 BF16, atomzero uci's default here): {bf16s:>9.1} pos/s \
+                    "    bf16 products (AVX-512 BF16; atomzero uci's auto keeps them at >= {AUTO_BF16_MIN_RATIO}x): {bf16s:>9.1} pos/s \
                      against f32 {f32s:>9.1} in the same rounds: {:.2}x",
                     bf16s / f32s
                 )?;

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, anyhow, bail};
 use atomzero_eval::ModelLoader;
-use atomzero_infer::Precision;
+use atomzero_infer::{Precision, PrecisionChoice};
 use atomzero_mcts::SearchConfig;
 use atomzero_nn::DeviceKind;
 pub use atomzero_run::models::LoadedModel;
@@ -11,7 +11,7 @@ pub use atomzero_run::models::LoadedModel;
 /// Loads `spec`: `random`, `uniform`, `shipped` or the path of a saved network (its `.json`
 /// sidecar beside it), run on `device`.
 pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel> {
-    load_with_precision(spec, seed, device, Precision::F32)
+    load_with_precision(spec, seed, device, PrecisionChoice::Fixed(Precision::F32))
 }
 
 /// [`load`] with the CPU inference's small-batch arithmetic (`atomzero uci --precision`).
@@ -19,7 +19,7 @@ pub fn load_with_precision(
     spec: &str,
     seed: u64,
     device: DeviceKind,
-    precision: Precision,
+    precision: PrecisionChoice,
 ) -> Result<LoadedModel> {
     let path;
     let spec = if spec == crate::shipped::SPEC {

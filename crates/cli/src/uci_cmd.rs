@@ -3,7 +3,7 @@
 use crate::config::{Config, ConfigFile};
 use crate::models;
 use anyhow::{Result, anyhow};
-use atomzero_infer::Precision;
+use atomzero_infer::{Precision, PrecisionChoice};
 use atomzero_uci::{EngineConfig, LoadedModel, ModelLoadError, run_stdio};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -22,9 +22,10 @@ pub struct UciArgs {
     /// the Balanced start's setup position, and the engine's first move a removal like `@e2`).
     #[arg(long, default_value = "standard")]
     start: String,
-    /// Arithmetic of the network's small batches on the CPU: `auto` (bf16 products where the
-    /// CPU has AVX-512 BF16, else f32), `f32` or `bf16` (an error without AVX-512 BF16).
-    /// docs/experiments.md, Change 8, has the equal-time matches behind the default.
+    /// Arithmetic of the network's small batches on the CPU: `auto` (where the CPU has AVX-512
+    /// BF16, both are timed on the loaded net and bf16 products kept only if at least 1.05x
+    /// as fast; else f32), `f32` or `bf16` (an error without AVX-512 BF16).
+    /// docs/experiments.md, Changes 8 and 14, have the measurements behind the default.
     #[arg(long, default_value = "auto")]
     precision: String,
 }
@@ -37,10 +38,13 @@ pub fn run(args: UciArgs) -> Result<()> {
         ..EngineConfig::default()
     };
     engine.options.start = args.start.parse().map_err(|e| anyhow!("--start: {e}"))?;
-    let precision: Precision = args.precision.parse().map_err(|e| anyhow!("--precision: {e}"))?;
+    let precision: PrecisionChoice =
+        args.precision.parse().map_err(|e| anyhow!("--precision: {e}"))?;
     // Refused here, not at the first load: the engine would otherwise start and play with
     // uniform priors after an `info string error`.
-    if precision == Precision::Bf16 && !atomzero_infer::bf16::bf16_supported() {
+    if precision == PrecisionChoice::Fixed(Precision::Bf16)
+        && !atomzero_infer::bf16::bf16_supported()
+    {
         return Err(anyhow!("--precision: {}", atomzero_infer::InferError::Bf16Unsupported));
     }
     // A network named on the command line must load: an engine that silently fell back to

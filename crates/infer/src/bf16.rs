@@ -1,8 +1,10 @@
 //! bf16 matrix products for hosts with AVX-512 BF16 (AMD Zen 4 and later, Intel Cooper Lake
 //! and Sapphire Rapids): the small-batch path's Winograd products and policy convolution with
 //! both operands rounded to bfloat16 and the sums kept in f32 (`vdpbf16ps`: two multiply-adds
-//! per lane per instruction, twice an f32 FMA's). Chosen at run time ([`Precision::auto`]); on
-//! every other host, and with [`Precision::F32`], the f32 kernels run unchanged.
+//! per lane per instruction, twice an f32 FMA's). Chosen at run time: [`PrecisionChoice::Auto`]
+//! times both arithmetics on the loaded net and keeps bf16 only where it is measurably faster
+//! ([`crate::calibrate`]; on Zen 4 it is, on Sapphire Rapids it is not); on every other host,
+//! and with [`Precision::F32`], the f32 kernels run unchanged.
 //!
 //! Layout: the weights `b [k × n]` are packed at load into `[⌈k/2⌉][n]` 32-bit words, word
 //! `(p, j)` holding `b[2p][j]` in its low half and `b[2p + 1][j]` in its high half (a zero for
@@ -31,13 +33,6 @@ pub enum Precision {
 }
 
 impl Precision {
-    /// The UCI engine's default on this host: bf16 where the CPU has AVX-512 BF16
-    /// ([`bf16_supported`]), else f32 (docs/experiments.md, Change 8, has the equal-time
-    /// matches behind it).
-    pub fn auto() -> Precision {
-        if bf16_supported() { Precision::Bf16 } else { Precision::F32 }
-    }
-
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -60,8 +55,42 @@ impl FromStr for Precision {
         match s {
             "f32" => Ok(Precision::F32),
             "bf16" => Ok(Precision::Bf16),
-            "auto" => Ok(Precision::auto()),
-            other => Err(format!("unknown precision '{other}' (expected f32, bf16 or auto)")),
+            other => Err(format!("unknown precision '{other}' (expected f32 or bf16)")),
+        }
+    }
+}
+
+/// How `atomzero uci --precision` picks the arithmetic: one named, or `auto`, the faster of
+/// the two measured on the loaded net at load time ([`crate::InferNet::with_choice`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PrecisionChoice {
+    /// bf16 where the CPU has AVX-512 BF16 and it runs the net at least
+    /// [`crate::calibrate::AUTO_BF16_MIN_RATIO`] times as fast as f32 here; else f32.
+    #[default]
+    Auto,
+    /// This arithmetic, measured or not.
+    Fixed(Precision),
+}
+
+impl fmt::Display for PrecisionChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrecisionChoice::Auto => f.write_str("auto"),
+            PrecisionChoice::Fixed(p) => p.fmt(f),
+        }
+    }
+}
+
+impl FromStr for PrecisionChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PrecisionChoice, String> {
+        match s {
+            "auto" => Ok(PrecisionChoice::Auto),
+            other => other
+                .parse()
+                .map(PrecisionChoice::Fixed)
+                .map_err(|_| format!("unknown precision '{other}' (expected f32, bf16 or auto)")),
         }
     }
 }
@@ -288,8 +317,13 @@ mod tests {
     fn precision_names_parse() {
         assert_eq!("f32".parse::<Precision>(), Ok(Precision::F32));
         assert_eq!("bf16".parse::<Precision>(), Ok(Precision::Bf16));
-        assert_eq!("auto".parse::<Precision>(), Ok(Precision::auto()));
+        assert!("auto".parse::<Precision>().is_err());
         assert!("fp16".parse::<Precision>().unwrap_err().contains("fp16"));
+        assert_eq!("auto".parse::<PrecisionChoice>(), Ok(PrecisionChoice::Auto));
+        assert_eq!("f32".parse::<PrecisionChoice>(), Ok(PrecisionChoice::Fixed(Precision::F32)));
+        assert_eq!("bf16".parse::<PrecisionChoice>(), Ok(PrecisionChoice::Fixed(Precision::Bf16)));
+        let err = "fp16".parse::<PrecisionChoice>().unwrap_err();
+        assert!(err.contains("'fp16'") && err.contains("auto"), "{err}");
     }
 
     /// The kernel against a naive product of the same rounded operands (sums in f64): equal

@@ -14,13 +14,15 @@
 //! - [`gemm`]: the matrix products (weights packed once, activations read in place; SIMD
 //!   through `pulp`), public for the trainer (`atomzero-backprop`).
 //! - [`bf16`]: the small-batch path's products in bfloat16 on hosts with AVX-512 BF16
-//!   ([`Precision`], opt-in).
+//!   ([`Precision`]); [`calibrate`]: `--precision auto` keeps them only where they are
+//!   measured faster on the loaded net.
 //! - [`InferEvaluator`] (`evaluator`): `atomzero_mcts::Evaluator`, a drop-in for
 //!   `atomzero_nn::NetEvaluator` with the same encoding and output handling.
 //!
 //! Outputs equal Burn's `Net::forward` in eval mode to within 1e-4 (tested).
 
 pub mod bf16;
+pub mod calibrate;
 mod direct;
 pub mod error;
 pub mod evaluator;
@@ -30,7 +32,8 @@ mod small;
 mod weights;
 pub mod winograd;
 
-pub use bf16::Precision;
+pub use bf16::{Precision, PrecisionChoice};
+pub use calibrate::Calibration;
 pub use error::InferError;
 pub use evaluator::InferEvaluator;
 pub use net::{CHUNK, InferNet, Output, Workspace};

@@ -460,3 +460,37 @@ fn bf16_products_stay_close_to_f32_on_the_shipped_net() {
     // And not simply f32: the rounding shows.
     assert!(value > 0.0, "bf16 gave exactly the f32 values");
 }
+
+/// `--precision auto` on the shipped net: without AVX-512 BF16 nothing is measured and the net
+/// runs f32; with it, both arithmetics are timed (positive speeds) and the net kept runs the
+/// one the measurement picks, bf16 only at `AUTO_BF16_MIN_RATIO` or more. A named precision is
+/// kept as named, never measured.
+#[test]
+fn auto_precision_keeps_the_arithmetic_it_measured_faster() {
+    use atomzero_infer::Precision;
+    use atomzero_infer::bf16::PrecisionChoice;
+    use atomzero_infer::calibrate::AUTO_BF16_MIN_RATIO;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../nets/atomic.safetensors");
+    let (net, _) = InferNet::load(&path).unwrap();
+    let (fixed, measured) =
+        net.clone().with_choice(PrecisionChoice::Fixed(Precision::F32)).unwrap();
+    assert_eq!((fixed.precision(), measured), (Precision::F32, None));
+    let (auto, calibration) = net.with_choice(PrecisionChoice::Auto).unwrap();
+    match calibration {
+        None => {
+            assert!(!atomzero_infer::bf16::bf16_supported());
+            assert_eq!(auto.precision(), Precision::F32);
+        }
+        Some(c) => {
+            assert!(atomzero_infer::bf16::bf16_supported());
+            assert!(c.f32_per_second > 0.0 && c.bf16_per_second > 0.0, "{c:?}");
+            let expected =
+                if c.ratio() >= AUTO_BF16_MIN_RATIO { Precision::Bf16 } else { Precision::F32 };
+            assert_eq!((auto.precision(), c.choice()), (expected, expected), "{c:?}");
+            eprintln!(
+                "auto: f32 {:.0} pos/s, bf16 {:.0} pos/s, kept {expected}",
+                c.f32_per_second, c.bf16_per_second
+            );
+        }
+    }
+}

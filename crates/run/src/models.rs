@@ -6,7 +6,7 @@
 
 use atomzero_belief::BeliefModel;
 use atomzero_eval::ModelLoader;
-use atomzero_infer::{InferEvaluator, InferNet, Precision};
+use atomzero_infer::{InferEvaluator, InferNet, Precision, PrecisionChoice};
 use atomzero_mcts::{Evaluator, RandomEvaluator, SearchConfig, UniformEvaluator};
 use atomzero_nn::{DEFAULT_MAX_BATCH, DeviceKind, NetEvaluator, NetMetadata};
 use std::path::Path;
@@ -38,16 +38,18 @@ impl std::fmt::Debug for LoadedModel {
 /// value: pure MCTS on the rules), or the path of a saved network, run on `device` (on the
 /// CPU in f32: self-play, gates and matches).
 pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel, String> {
-    load_with_precision(spec, seed, device, Precision::F32)
+    load_with_precision(spec, seed, device, PrecisionChoice::Fixed(Precision::F32))
 }
 
-/// [`load`] with the CPU inference's small-batch arithmetic (`atomzero uci --precision`);
-/// bf16 on a CPU without AVX-512 BF16 is an error.
+/// [`load`] with the CPU inference's small-batch arithmetic (`atomzero uci --precision`):
+/// `auto` measures both on the loaded net where the CPU has AVX-512 BF16
+/// ([`InferNet::with_choice`]) and the model's name says what it picked; bf16 on a CPU without
+/// AVX-512 BF16 is an error.
 pub fn load_with_precision(
     spec: &str,
     seed: u64,
     device: DeviceKind,
-    precision: Precision,
+    precision: PrecisionChoice,
 ) -> Result<LoadedModel, String> {
     match spec {
         "random" => Ok(LoadedModel {
@@ -77,11 +79,19 @@ pub fn load_with_precision(
                 DeviceKind::Cpu => {
                     let (net, metadata) =
                         InferNet::load(Path::new(path)).map_err(|e| e.to_string())?;
-                    let net = net.with_precision(precision).map_err(|e| e.to_string())?;
-                    // Named so that `atomzero uci`'s "model loaded" line says which arithmetic.
-                    let shown = match precision {
-                        Precision::F32 => name.clone(),
-                        Precision::Bf16 => format!("{name}, bf16 products"),
+                    let (net, calibration) =
+                        net.with_choice(precision).map_err(|e| e.to_string())?;
+                    // Named so that `atomzero uci`'s "model loaded" line says which arithmetic,
+                    // and for `auto`, what it measured.
+                    let shown = match (net.precision(), calibration) {
+                        (Precision::F32, None) => name.clone(),
+                        (Precision::Bf16, None) => format!("{name}, bf16 products"),
+                        (Precision::F32, Some(c)) => {
+                            format!("{name}, f32 (auto: bf16 measured {:.2}x f32 here)", c.ratio())
+                        }
+                        (Precision::Bf16, Some(c)) => {
+                            format!("{name}, bf16 products (auto: {:.2}x f32 here)", c.ratio())
+                        }
                     };
                     let evaluator = InferEvaluator::new(net, DEFAULT_MAX_BATCH);
                     (Arc::new(evaluator.with_name(shown)), metadata)
