@@ -72,15 +72,6 @@ pub enum PrecisionChoice {
     Fixed(Precision),
 }
 
-impl fmt::Display for PrecisionChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PrecisionChoice::Auto => f.write_str("auto"),
-            PrecisionChoice::Fixed(p) => p.fmt(f),
-        }
-    }
-}
-
 impl FromStr for PrecisionChoice {
     type Err = String;
 
