@@ -4,8 +4,7 @@
 use crate::error::{BenchError, Context, Result};
 use crate::util::{encoded_positions, random_games, time_median};
 use atomzero_encoding::{Encoder, POLICY_SIZE};
-use atomzero_infer::bf16::bf16_supported;
-use atomzero_infer::calibrate::AUTO_BF16_MIN_RATIO;
+use atomzero_infer::calibrate::AUTO_MIN_RATIO;
 use atomzero_infer::net::takes_small_path;
 use atomzero_infer::{InferNet, Precision, Workspace};
 use atomzero_mcts::Rng;
@@ -96,13 +95,13 @@ pub fn run(
         device.seed(7);
         let net = config.init(&device).context("net")?.valid();
         let infer = InferNet::from_net(&net).context("atomzero-infer")?;
-        // The small path's bf16 products, where the CPU has them (`atomzero uci --precision auto`
-        // keeps them where they are the faster).
-        let bf16 = if bf16_supported() {
-            Some(infer.clone().with_precision(Precision::Bf16).context("atomzero-infer bf16")?)
-        } else {
-            None
-        };
+        // The small path's bf16 and f16 products, where the CPU has them (`atomzero uci
+        // --precision auto` keeps the fastest).
+        let mut narrow = Vec::new();
+        for precision in [Precision::Bf16, Precision::F16].into_iter().filter(|p| p.supported()) {
+            let net = infer.clone().with_precision(precision);
+            narrow.push((precision, net.context(format!("atomzero-infer {precision}"))?));
+        }
         let planes = config.input_planes();
         let max_batch = batches.iter().copied().max().unwrap_or(1);
         let input = encoded_positions(&games, &config, max_batch);
@@ -169,8 +168,10 @@ pub fn run(
                 100.0 * gflops(ours) / peaks.one,
                 ours / burn
             )?;
-            if let Some(bf16) = bf16.as_ref().filter(|_| takes_small_path(batch, config.filters)) {
-                let (mut f32_rounds, mut bf16_rounds) = (Vec::new(), Vec::new());
+            for (precision, narrow) in
+                narrow.iter().filter(|_| takes_small_path(batch, config.filters))
+            {
+                let (mut f32_rounds, mut narrow_rounds) = (Vec::new(), Vec::new());
                 let mut failed = None;
                 let mut run = |net: &InferNet| {
                     time_median(seconds / 3.0, || {
@@ -183,18 +184,22 @@ pub fn run(
                 };
                 for _ in 0..3 {
                     f32_rounds.push(run(&infer));
-                    bf16_rounds.push(run(bf16));
+                    narrow_rounds.push(run(narrow));
                 }
                 if let Some(e) = failed {
                     return Err(BenchError::msg(format!("atomzero-infer: {e}")));
                 }
-                let (f32s, bf16s) =
-                    (batch as f64 / median(f32_rounds), batch as f64 / median(bf16_rounds));
+                let (f32s, narrows) =
+                    (batch as f64 / median(f32_rounds), batch as f64 / median(narrow_rounds));
+                let feature = match precision {
+                    Precision::F16 => "AVX-512 FP16",
+                    _ => "AVX-512 BF16",
+                };
                 writeln!(
                     out,
-                    "    bf16 products (AVX-512 BF16; atomzero uci's auto keeps them at >= {AUTO_BF16_MIN_RATIO}x): {bf16s:>9.1} pos/s \
+                    "    {precision} products ({feature}; atomzero uci's auto keeps the fastest at >= {AUTO_MIN_RATIO}x): {narrows:>9.1} pos/s \
                      against f32 {f32s:>9.1} in the same rounds: {:.2}x",
-                    bf16s / f32s
+                    narrows / f32s
                 )?;
             }
         }

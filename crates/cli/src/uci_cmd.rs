@@ -3,7 +3,7 @@
 use crate::config::{Config, ConfigFile};
 use crate::models;
 use anyhow::{Result, anyhow};
-use atomzero_infer::{Precision, PrecisionChoice};
+use atomzero_infer::PrecisionChoice;
 use atomzero_uci::{EngineConfig, LoadedModel, ModelLoadError, run_stdio};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -42,10 +42,10 @@ pub fn run(args: UciArgs) -> Result<()> {
         args.precision.parse().map_err(|e| anyhow!("--precision: {e}"))?;
     // Refused here, not at the first load: the engine would otherwise start and play with
     // uniform priors after an `info string error`.
-    if precision == PrecisionChoice::Fixed(Precision::Bf16)
-        && !atomzero_infer::bf16::bf16_supported()
+    if let PrecisionChoice::Fixed(fixed) = precision
+        && !fixed.supported()
     {
-        return Err(anyhow!("--precision: {}", atomzero_infer::InferError::Bf16Unsupported));
+        return Err(anyhow!("--precision: {}", atomzero_infer::InferError::Unsupported(fixed)));
     }
     // A network named on the command line must load: an engine that silently fell back to
     // uniform priors would lose every game of a match without saying why (lc0 also refuses

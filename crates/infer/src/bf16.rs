@@ -2,9 +2,11 @@
 //! and Sapphire Rapids): the small-batch path's Winograd products and policy convolution with
 //! both operands rounded to bfloat16 and the sums kept in f32 (`vdpbf16ps`: two multiply-adds
 //! per lane per instruction, twice an f32 FMA's). Chosen at run time: [`PrecisionChoice::Auto`]
-//! times both arithmetics on the loaded net and keeps bf16 only where it is measurably faster
-//! ([`crate::calibrate`]; on Zen 4 it is, on Sapphire Rapids it is not); on every other host,
-//! and with [`Precision::F32`], the f32 kernels run unchanged.
+//! times f32, bf16 and f16 ([`crate::f16`]) on the loaded net and keeps bf16 only where it is
+//! the measurably fastest ([`crate::calibrate`]; on Zen 4 it is, on Sapphire Rapids it is not);
+//! on every other host, and with [`Precision::F32`], the f32 kernels run unchanged. This module
+//! also holds what the narrower arithmetics share: [`Precision`], [`PrecisionChoice`] and the
+//! packing of rows in pairs.
 //!
 //! Layout: the weights `b [k × n]` are packed at load into `[⌈k/2⌉][n]` 32-bit words, word
 //! `(p, j)` holding `b[2p][j]` in its low half and `b[2p + 1][j]` in its high half (a zero for
@@ -30,6 +32,9 @@ pub enum Precision {
     F32,
     /// bf16 operands, f32 sums (hosts with AVX-512 BF16: [`bf16_supported`]).
     Bf16,
+    /// f16 operands, f16 sums of up to 16 products widened and added in f32 (hosts with
+    /// AVX-512 FP16: [`crate::f16::f16_supported`]).
+    F16,
 }
 
 impl Precision {
@@ -38,6 +43,16 @@ impl Precision {
         match self {
             Precision::F32 => "f32",
             Precision::Bf16 => "bf16",
+            Precision::F16 => "f16",
+        }
+    }
+
+    /// Whether this CPU runs this arithmetic.
+    pub fn supported(self) -> bool {
+        match self {
+            Precision::F32 => true,
+            Precision::Bf16 => bf16_supported(),
+            Precision::F16 => crate::f16::f16_supported(),
         }
     }
 }
@@ -55,17 +70,19 @@ impl FromStr for Precision {
         match s {
             "f32" => Ok(Precision::F32),
             "bf16" => Ok(Precision::Bf16),
-            other => Err(format!("unknown precision '{other}' (expected f32 or bf16)")),
+            "f16" => Ok(Precision::F16),
+            other => Err(format!("unknown precision '{other}' (expected f32, bf16 or f16)")),
         }
     }
 }
 
-/// How `atomzero uci --precision` picks the arithmetic: one named, or `auto`, the faster of
-/// the two measured on the loaded net at load time ([`crate::InferNet::with_choice`]).
+/// How `atomzero uci --precision` picks the arithmetic: one named, or `auto`, the fastest
+/// measured on the loaded net at load time ([`crate::InferNet::with_choice`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PrecisionChoice {
-    /// bf16 where the CPU has AVX-512 BF16 and it runs the net at least
-    /// [`crate::calibrate::AUTO_BF16_MIN_RATIO`] times as fast as f32 here; else f32.
+    /// The fastest of bf16 and f16 where the CPU has them and it runs the net at least
+    /// [`crate::calibrate::AUTO_MIN_RATIO`] times as fast as f32 here (its outputs agreeing
+    /// with f32's); else f32.
     #[default]
     Auto,
     /// This arithmetic, measured or not.
@@ -78,10 +95,9 @@ impl FromStr for PrecisionChoice {
     fn from_str(s: &str) -> Result<PrecisionChoice, String> {
         match s {
             "auto" => Ok(PrecisionChoice::Auto),
-            other => other
-                .parse()
-                .map(PrecisionChoice::Fixed)
-                .map_err(|_| format!("unknown precision '{other}' (expected f32, bf16 or auto)")),
+            other => other.parse().map(PrecisionChoice::Fixed).map_err(|_| {
+                format!("unknown precision '{other}' (expected f32, bf16, f16 or auto)")
+            }),
         }
     }
 }
@@ -127,17 +143,7 @@ pub struct PackedBf16 {
 impl PackedBf16 {
     /// Packs row-major `b [k × n]`.
     pub fn new(b: &[f32], k: usize, n: usize) -> PackedBf16 {
-        assert!(b.len() >= k * n, "PackedBf16: buffer size");
-        let pairs = k.div_ceil(2);
-        let mut words = vec![0u32; pairs * n];
-        for p in 0..pairs {
-            for j in 0..n {
-                let lo = u32::from(round(b[2 * p * n + j]));
-                let hi = if 2 * p + 1 < k { u32::from(round(b[(2 * p + 1) * n + j])) } else { 0 };
-                words[p * n + j] = lo | (hi << 16);
-            }
-        }
-        PackedBf16 { k, n, words }
+        PackedBf16 { k, n, words: pack_pairs(b, k, n, round) }
     }
 
     /// Rows of `b`.
@@ -151,10 +157,38 @@ impl PackedBf16 {
     }
 }
 
-/// `a [m × k]` rounded into pairs (`[m][⌈k/2⌉]` words), reused between calls.
+/// Row-major `b [k × n]` as `[⌈k/2⌉][n]` words of two 16-bit halves (`round` of `b[2p][j]`
+/// low, of `b[2p + 1][j]` high, a zero for an odd `k`'s last row): the packing of the bf16 and
+/// the f16 ([`crate::f16`]) kernels.
+pub(crate) fn pack_pairs(b: &[f32], k: usize, n: usize, round: fn(f32) -> u16) -> Vec<u32> {
+    assert!(b.len() >= k * n, "pack_pairs: buffer size");
+    let pairs = k.div_ceil(2);
+    let mut words = vec![0u32; pairs * n];
+    for p in 0..pairs {
+        for j in 0..n {
+            let lo = u32::from(round(b[2 * p * n + j]));
+            let hi = if 2 * p + 1 < k { u32::from(round(b[(2 * p + 1) * n + j])) } else { 0 };
+            words[p * n + j] = lo | (hi << 16);
+        }
+    }
+    words
+}
+
+/// `a [m × k]` rounded into pairs (`[m][⌈k/2⌉]` words) by the bf16 and f16 kernels, reused
+/// between calls.
 #[derive(Clone, Debug, Default)]
 pub struct PairScratch {
     words: Vec<u32>,
+}
+
+impl PairScratch {
+    /// The first `len` words, grown as needed.
+    pub(crate) fn words(&mut self, len: usize) -> &mut [u32] {
+        if self.words.len() < len {
+            self.words.resize(len, 0);
+        }
+        &mut self.words[..len]
+    }
 }
 
 /// `c [m × n] = a [m × k] · b` with `a` (f32, row-major) rounded to bf16 and sums in f32.
@@ -166,16 +200,13 @@ pub fn products(a: &[f32], m: usize, b: &PackedBf16, c: &mut [f32], scratch: &mu
         return;
     }
     assert!(bf16_supported(), "bf16 products on a CPU without AVX-512 BF16");
-    let pairs = k.div_ceil(2);
-    if scratch.words.len() < m * pairs {
-        scratch.words.resize(m * pairs, 0);
-    }
+    let words = scratch.words(m * k.div_ceil(2));
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the CPU has every feature `kernel` enables (checked just above), and `kernel`
-    // reads `a[..m·k]`, `b.words[..⌈k/2⌉·n]` and `scratch[..m·⌈k/2⌉]` and writes `c[..m·n]`,
-    // all asserted to exist.
+    // reads `a[..m·k]`, `b.words[..⌈k/2⌉·n]` and `words[..m·⌈k/2⌉]` and writes `c[..m·n]`, all
+    // asserted to exist.
     unsafe {
-        x86::kernel(a, m, k, &b.words, n, c, &mut scratch.words[..m * pairs]);
+        x86::kernel(a, m, k, &b.words, n, c, words);
     }
 }
 

@@ -48,8 +48,9 @@ pub enum InferError {
         /// Values per position (`planes * 64`, 4672, 3).
         per_position: usize,
     },
-    /// bf16 arithmetic asked for on a CPU without AVX-512 BF16.
-    Bf16Unsupported,
+    /// An arithmetic asked for on a CPU without its instructions (bf16: AVX-512 BF16; f16:
+    /// AVX-512 FP16).
+    Unsupported(crate::bf16::Precision),
     /// The moves handed to [`crate::InferNet::forward_moves_into`] do not fit its batch (the
     /// counts, the indices or the output buffer).
     Moves(String),
@@ -82,9 +83,13 @@ impl fmt::Display for InferError {
                 "{buffer} buffer has {len} values, a batch of {batch} needs {batch} x {per_position}"
             ),
             InferError::Moves(message) => write!(f, "policy moves: {message}"),
-            InferError::Bf16Unsupported => write!(
+            InferError::Unsupported(precision) => write!(
                 f,
-                "precision bf16 needs a CPU with AVX-512 BF16 (this one has none); use f32"
+                "precision {precision} needs a CPU with {} (this one has none); use f32",
+                match precision {
+                    crate::bf16::Precision::F16 => "AVX-512 FP16",
+                    _ => "AVX-512 BF16",
+                }
             ),
         }
     }

@@ -13,9 +13,10 @@
 //!   transforms' adjoints, with which the trainer runs the same convolutions backwards.
 //! - [`gemm`]: the matrix products (weights packed once, activations read in place; SIMD
 //!   through `pulp`), public for the trainer (`atomzero-backprop`).
-//! - [`bf16`]: the small-batch path's products in bfloat16 on hosts with AVX-512 BF16
-//!   ([`Precision`]); [`calibrate`]: `--precision auto` keeps them only where they are
-//!   measured faster on the loaded net.
+//! - [`bf16`] and [`f16`]: the small-batch path's products in bfloat16 on hosts with AVX-512
+//!   BF16 and in IEEE half precision on hosts with AVX-512 FP16 ([`Precision`]);
+//!   [`calibrate`]: `--precision auto` keeps one only where it is measured faster on the
+//!   loaded net (and, for f16, its outputs agree with f32's).
 //! - [`InferEvaluator`] (`evaluator`): `atomzero_mcts::Evaluator`, a drop-in for
 //!   `atomzero_nn::NetEvaluator` with the same encoding and output handling.
 //!
@@ -26,6 +27,7 @@ pub mod calibrate;
 mod direct;
 pub mod error;
 pub mod evaluator;
+pub mod f16;
 pub mod gemm;
 pub mod net;
 mod small;

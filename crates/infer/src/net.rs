@@ -245,12 +245,12 @@ impl InferNet {
         }
     }
 
-    /// Sets the small-batch path's arithmetic ([`Precision`]; default f32). bf16 is refused
-    /// on a CPU without AVX-512 BF16 ([`crate::bf16::bf16_supported`]). Chunks of more than
-    /// 16 positions (the main path) stay f32.
+    /// Sets the small-batch path's arithmetic ([`Precision`]; default f32). bf16 and f16 are
+    /// refused on a CPU without AVX-512 BF16 or FP16 ([`Precision::supported`]). Chunks of
+    /// more than 16 positions (the main path) stay f32.
     pub fn with_precision(mut self, precision: Precision) -> Result<InferNet, InferError> {
-        if precision == Precision::Bf16 && !crate::bf16::bf16_supported() {
-            return Err(InferError::Bf16Unsupported);
+        if !precision.supported() {
+            return Err(InferError::Unsupported(precision));
         }
         self.small.set_precision(precision);
         self.precision = precision;

@@ -18,6 +18,7 @@ use atomzero_encoding::{POLICY_PLANES, POLICY_SIZE};
 
 use crate::bf16::{PackedBf16, PairScratch, Precision};
 use crate::direct::DirectConv;
+use crate::f16::PackedF16;
 use crate::gemm::gemm_rm;
 use crate::weights::{ConvWeights, DenseWeights, NetWeights};
 use crate::winograd::{
@@ -43,8 +44,34 @@ struct Conv3 {
     bias: Vec<f32>,
     /// Wide convolutions at one position run directly ([`DIRECT_MIN_FILTERS`]).
     direct: Option<DirectConv>,
-    /// `Uᵀ[ξ]` packed for the bf16 products ([`Precision::Bf16`]), one per point.
-    ut_bf16: Option<Vec<PackedBf16>>,
+    /// `Uᵀ[ξ]` packed for the bf16 or f16 products, one per point (none under f32).
+    ut_packed: Option<Vec<Packed>>,
+}
+
+/// Weights packed for a narrower arithmetic than f32 ([`Precision`]).
+#[derive(Clone, Debug)]
+enum Packed {
+    Bf16(PackedBf16),
+    F16(PackedF16),
+}
+
+impl Packed {
+    /// Row-major `b [k × n]` packed for `precision`; none for f32.
+    fn new(precision: Precision, b: &[f32], k: usize, n: usize) -> Option<Packed> {
+        match precision {
+            Precision::F32 => None,
+            Precision::Bf16 => Some(Packed::Bf16(PackedBf16::new(b, k, n))),
+            Precision::F16 => Some(Packed::F16(PackedF16::new(b, k, n))),
+        }
+    }
+
+    /// `c [m × n] = a [m × k] · b` in this arithmetic.
+    fn products(&self, a: &[f32], m: usize, c: &mut [f32], scratch: &mut PairScratch) {
+        match self {
+            Packed::Bf16(b) => crate::bf16::products(a, m, b, c, scratch),
+            Packed::F16(b) => crate::f16::products(a, m, b, c, scratch),
+        }
+    }
 }
 
 /// Convolutions with at least this many output channels run one position directly
@@ -66,18 +93,16 @@ impl Conv3 {
         }
         let direct =
             (w.c_out >= DIRECT_MIN_FILTERS).then(|| DirectConv::new(&w.weight, w.c_out, w.c_in));
-        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone(), direct, ut_bf16: None }
+        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone(), direct, ut_packed: None }
     }
 
     fn set_precision(&mut self, precision: Precision) {
         let per = self.c_in * self.c_out;
-        self.ut_bf16 = (precision == Precision::Bf16).then(|| {
-            (0..TILE_POINTS)
-                .map(|xi| {
-                    PackedBf16::new(&self.ut[xi * per..(xi + 1) * per], self.c_in, self.c_out)
-                })
-                .collect()
-        });
+        self.ut_packed = (0..TILE_POINTS)
+            .map(|xi| {
+                Packed::new(precision, &self.ut[xi * per..(xi + 1) * per], self.c_in, self.c_out)
+            })
+            .collect();
     }
 
     /// `input [nb][64][c_in]` → `out [nb][64][c_out]` through `epilogue` (the residual's skip
@@ -123,8 +148,8 @@ impl Conv3 {
                 &v[xi * a_stride..xi * a_stride + a_len],
                 &mut m[xi * c_stride..xi * c_stride + c_len],
             );
-            match &self.ut_bf16 {
-                Some(packed) => crate::bf16::products(a, rows, &packed[xi], c, &mut s.pairs),
+            match &self.ut_packed {
+                Some(packed) => packed[xi].products(a, rows, c, &mut s.pairs),
                 None => gemm_rm(
                     a,
                     rows,
@@ -147,8 +172,8 @@ struct Linear {
     d_out: usize,
     w: Vec<f32>,
     bias: Vec<f32>,
-    /// `w` packed for the bf16 products (the policy convolution under [`Precision::Bf16`]).
-    w_bf16: Option<PackedBf16>,
+    /// `w` packed for the bf16 or f16 products (the policy convolution; none under f32).
+    w_packed: Option<Packed>,
 }
 
 impl Linear {
@@ -160,7 +185,7 @@ impl Linear {
                 t[i * w.c_out + o] = w.weight[o * w.c_in + i];
             }
         }
-        Linear { d_in: w.c_in, d_out: w.c_out, w: t, bias: w.bias.clone(), w_bf16: None }
+        Linear { d_in: w.c_in, d_out: w.c_out, w: t, bias: w.bias.clone(), w_packed: None }
     }
 
     fn dense(w: &DenseWeights) -> Linear {
@@ -169,13 +194,12 @@ impl Linear {
             d_out: w.d_out,
             w: w.weight.clone(),
             bias: w.bias.clone(),
-            w_bf16: None,
+            w_packed: None,
         }
     }
 
     fn set_precision(&mut self, precision: Precision) {
-        self.w_bf16 =
-            (precision == Precision::Bf16).then(|| PackedBf16::new(&self.w, self.d_in, self.d_out));
+        self.w_packed = Packed::new(precision, &self.w, self.d_in, self.d_out);
     }
 
     fn forward(
@@ -187,8 +211,8 @@ impl Linear {
         pairs: &mut PairScratch,
     ) {
         let out = &mut out[..rows * self.d_out];
-        match &self.w_bf16 {
-            Some(packed) => crate::bf16::products(input, rows, packed, out, pairs),
+        match &self.w_packed {
+            Some(packed) => packed.products(input, rows, out, pairs),
             None => gemm_rm(input, rows, self.d_in, &self.w, self.d_out, out),
         }
         for row in out.chunks_exact_mut(self.d_out) {

@@ -42,9 +42,9 @@ pub fn load(spec: &str, seed: u64, device: DeviceKind) -> Result<LoadedModel, St
 }
 
 /// [`load`] with the CPU inference's small-batch arithmetic (`atomzero uci --precision`):
-/// `auto` measures both on the loaded net where the CPU has AVX-512 BF16
-/// ([`InferNet::with_choice`]) and the model's name says what it picked; bf16 on a CPU without
-/// AVX-512 BF16 is an error.
+/// `auto` measures f32 against bf16 and f16 on the loaded net where the CPU has AVX-512 BF16 or
+/// FP16 ([`InferNet::with_choice`]) and the model's name says what it picked; bf16 or f16 named
+/// on a CPU without them is an error.
 pub fn load_with_precision(
     spec: &str,
     seed: u64,
@@ -85,12 +85,12 @@ pub fn load_with_precision(
                     // and for `auto`, what it measured.
                     let shown = match (net.precision(), calibration) {
                         (Precision::F32, None) => name.clone(),
-                        (Precision::Bf16, None) => format!("{name}, bf16 products"),
+                        (precision, None) => format!("{name}, {precision} products"),
                         (Precision::F32, Some(c)) => {
-                            format!("{name}, f32 (auto: bf16 measured {:.2}x f32 here)", c.ratio())
+                            format!("{name}, f32 (auto: {})", c.summary())
                         }
-                        (Precision::Bf16, Some(c)) => {
-                            format!("{name}, bf16 products (auto: {:.2}x f32 here)", c.ratio())
+                        (precision, Some(c)) => {
+                            format!("{name}, {precision} products (auto: {})", c.summary())
                         }
                     };
                     let evaluator = InferEvaluator::new(net, DEFAULT_MAX_BATCH);
