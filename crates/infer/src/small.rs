@@ -138,6 +138,26 @@ impl Conv3 {
             return;
         }
         let rows = TILES * nb;
+        if let Some(packed) = &self.ut_packed
+            && matches!(packed[0], Packed::F16(_))
+        {
+            // f16: the input transform rounds into the products' pairs itself.
+            let stride = crate::f16::pairs_stride(rows, self.c_in);
+            let pairs = s.pairs.words(TILE_POINTS * stride);
+            crate::f16::input_transform(input, self.c_in, nb, pairs);
+            // The products stay in the f16 they are summed in until the output transform.
+            let c_stride = crate::f16::sums_stride(rows, self.c_out);
+            if s.halves.len() < TILE_POINTS * c_stride {
+                s.halves.resize(TILE_POINTS * c_stride, 0);
+            }
+            for (xi, packed) in packed.iter().enumerate() {
+                let Packed::F16(b) = packed else { unreachable!("one arithmetic per convolution") };
+                let c = &mut s.halves[xi * c_stride..xi * c_stride + rows * self.c_out];
+                crate::f16::products_of_pairs_f16(&pairs[xi * stride..], rows, b, c);
+            }
+            crate::f16::output_transform(&s.halves, self.c_out, nb, &self.bias, epilogue, out);
+            return;
+        }
         let (a_stride, c_stride) = (xi_stride(nb, self.c_in), xi_stride(nb, self.c_out));
         let v = sized(&mut s.v, TILE_POINTS * a_stride);
         input_transform_rows(input, self.c_in, nb, v);
@@ -251,6 +271,8 @@ struct Scratch {
     v: Vec<f32>,
     m: Vec<f32>,
     pairs: PairScratch,
+    /// The f16 products of a convolution (f16 arithmetic only).
+    halves: Vec<u16>,
 }
 
 /// Buffers of the small-batch path (part of a `Workspace`).
