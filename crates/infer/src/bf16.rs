@@ -210,6 +210,24 @@ pub fn products(a: &[f32], m: usize, b: &PackedBf16, c: &mut [f32], scratch: &mu
     }
 }
 
+/// [`products`] of rows already rounded into pairs
+/// ([`crate::wino512::input_transform_pairs`]): `pairs` is `[m][⌈k/2⌉]` words. Panics as
+/// [`products`] does.
+pub fn products_of_pairs(pairs: &[u32], m: usize, b: &PackedBf16, c: &mut [f32]) {
+    let (kp, n) = (b.k.div_ceil(2), b.n);
+    assert!(pairs.len() >= m * kp && c.len() >= m * n, "bf16 products: buffer sizes");
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(bf16_supported(), "bf16 products on a CPU without AVX-512 BF16");
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has every feature `blocks` enables (checked just above), and `blocks`
+    // reads `pairs[..m·kp]` and `b.words[..kp·n]` and writes `c[..m·n]`, all asserted to exist.
+    unsafe {
+        x86::blocks(m, kp, &b.words, n, c, pairs);
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -247,6 +265,22 @@ mod x86 {
                 i += 16;
             }
         }
+        // SAFETY: `pairs` holds `m` rounded rows of `kp` words (just written), `b` and `c` as
+        // the caller promised.
+        unsafe { blocks(m, kp, b, n, c, pairs) }
+    }
+
+    /// The products of rows already rounded into pairs: `pairs` is `[m][kp]` words, `b`
+    /// `[kp][n]` words, `c [m × n]` gets the f32 sums.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
+    pub(super) unsafe fn blocks(
+        m: usize,
+        kp: usize,
+        b: &[u32],
+        n: usize,
+        c: &mut [f32],
+        pairs: &[u32],
+    ) {
         let zero = _mm512_setzero_ps();
         for r0 in (0..m).step_by(ROWS) {
             let rows = ROWS.min(m - r0);

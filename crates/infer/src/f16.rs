@@ -22,12 +22,10 @@
 //! is to nearest, ties to even ([`round`], the hardware's).
 //!
 //! On the small path's 3×3 convolutions the Winograd transforms around the products work in
-//! this format as well ([`input_transform`], [`products_of_pairs_f16`], [`output_transform`]):
-//! the input transform rounds its 36 points straight into the pairs (no f32 copy to read back
-//! and round), the sums stay in the f16 they were summed in, and the output transform widens
-//! them as it loads. Each computes what the f32 transforms around [`products`] compute, the
-//! same floats (tested), in half the bytes: at four positions the f32 transform's 76 KiB
-//! output no longer fit L1 (docs/experiments.md, "Change 16").
+//! this format as well ([`crate::wino512`]): the input transform rounds its 36 points straight
+//! into the pairs ([`products_of_pairs`] reads them as they are), the sums stay in the f16 they
+//! were summed in ([`products_of_pairs_f16`]), and the output transform widens them as it
+//! loads (docs/experiments.md, "Change 16").
 //!
 //! Stable Rust has AVX-512 FP16's target feature but not its intrinsics (they need the unstable
 //! `f16` type), so the two instructions that need it, `vfmadd231ph` and `vaddph`, are written
@@ -157,40 +155,8 @@ enum Out<'a> {
     F16(&'a mut [u16]),
 }
 
-/// Words from one Winograd point to the next in [`input_transform`]'s output for `rows` rows
-/// of `k` channels: the points' `rows · ⌈k/2⌉` words plus one cache line (as
-/// [`crate::winograd::xi_stride`], so that the 36 points do not share a few L1 sets).
-pub fn pairs_stride(rows: usize, k: usize) -> usize {
-    rows * k.div_ceil(2) + 16
-}
-
-/// The small path's input transform ([`crate::winograd::input_transform_rows`]) written
-/// straight into f16 pairs for [`products_of_pairs`]: `input [nb][64][c]` → `pairs
-/// [36][4 · nb][⌈c/2⌉]` words, the points [`pairs_stride`] apart, each value the f32
-/// transform's rounded to nearest even (the same operations in the same order, so the same
-/// value [`round`] gives; tested). Half the bytes of the f32 transform's output and no separate
-/// rounding pass before each product. Panics when the CPU lacks the features
-/// ([`f16_supported`]) or `pairs` is too small.
-pub fn input_transform(input: &[f32], c: usize, nb: usize, pairs: &mut [u32]) {
-    let stride = pairs_stride(crate::winograd::TILES * nb, c);
-    assert!(
-        input.len() >= nb * 64 * c && pairs.len() >= crate::winograd::TILE_POINTS * stride,
-        "f16 input transform: buffer sizes"
-    );
-    if nb == 0 || c == 0 {
-        return;
-    }
-    assert!(f16_supported(), "f16 transform on a CPU without AVX-512 FP16");
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has every feature the kernel enables (checked just above); it reads
-    // `input[..nb·64·c]` and writes, for each of the 36 points, `4·nb` rows of `⌈c/2⌉` words
-    // from `ξ·stride` on, all inside `pairs` (asserted).
-    unsafe {
-        x86::input_transform(input, c, nb, pairs, stride);
-    }
-}
-
-/// [`products`] of rows [`input_transform`] already rounded: `pairs` is `[m][⌈k/2⌉]` words.
+/// [`products`] of rows already rounded into pairs
+/// ([`crate::wino512::input_transform_pairs`]): `pairs` is `[m][⌈k/2⌉]` words.
 /// Panics as [`products`] does.
 pub fn products_of_pairs(pairs: &[u32], m: usize, b: &PackedF16, c: &mut [f32]) {
     let (kp, n) = (b.k.div_ceil(2), b.n);
@@ -208,7 +174,7 @@ pub fn products_of_pairs(pairs: &[u32], m: usize, b: &PackedF16, c: &mut [f32]) 
 }
 
 /// [`products_of_pairs`] with the sums kept in the f16 they were summed in (`c [m × n]`
-/// halves): the same values, half the bytes, for [`output_transform`].
+/// halves): the same values, half the bytes, for [`crate::wino512::output_transform_f16`].
 pub fn products_of_pairs_f16(pairs: &[u32], m: usize, b: &PackedF16, c: &mut [u16]) {
     let (kp, n) = (b.k.div_ceil(2), b.n);
     assert!(pairs.len() >= m * kp && c.len() >= m * n, "f16 products: buffer sizes");
@@ -223,50 +189,9 @@ pub fn products_of_pairs_f16(pairs: &[u32], m: usize, b: &PackedF16, c: &mut [u1
     }
 }
 
-/// Halves from one Winograd point to the next in [`output_transform`]'s input for `rows` rows
-/// of `c` channels: the point's `rows · c` halves plus one cache line.
-pub fn sums_stride(rows: usize, c: usize) -> usize {
-    rows * c + 32
-}
-
-/// The small path's output transform ([`crate::winograd::output_transform_rows`]) of f16
-/// products ([`products_of_pairs_f16`]): `m [36][4 · nb][c]` halves, the points
-/// [`sums_stride`] apart, → `out [nb][64][c]` plus `bias` through `epilogue`. Each value is
-/// widened and transformed in f32 as that function does, so the result is the same floats as
-/// its output on the widened products (tested). Panics when the CPU lacks the features or a
-/// buffer is too small.
-pub fn output_transform(
-    m: &[u16],
-    c: usize,
-    nb: usize,
-    bias: &[f32],
-    epilogue: crate::winograd::Epilogue,
-    out: &mut [f32],
-) {
-    let stride = sums_stride(crate::winograd::TILES * nb, c);
-    assert!(
-        m.len() >= crate::winograd::TILE_POINTS * stride
-            && out.len() >= nb * 64 * c
-            && bias.len() >= c,
-        "f16 output transform: buffer sizes"
-    );
-    if nb == 0 || c == 0 {
-        return;
-    }
-    assert!(f16_supported(), "f16 transform on a CPU without AVX-512 FP16");
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has every feature the kernel enables (checked just above); it reads
-    // `4·nb` rows of `c` halves from each point's `ξ·stride` on, `bias[..c]`, and reads and
-    // writes `out[..nb·64·c]`, all asserted to exist.
-    unsafe {
-        x86::output_transform(m, c, nb, bias, epilogue, out, stride);
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::Out;
-    use crate::winograd::Epilogue;
     use std::arch::asm;
     use std::arch::x86_64::*;
 
@@ -436,190 +361,6 @@ mod x86 {
         R
     }
 
-    /// `Bᵀ · d` for six vectors (the operations of `crate::winograd`'s `bt6`, in its order,
-    /// so that the results are the same floats).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn bt6(d: [__m512; 6]) -> [__m512; 6] {
-        let (f2, f4, f5) = (_mm512_set1_ps(2.0), _mm512_set1_ps(4.0), _mm512_set1_ps(5.0));
-        let [d0, d1, d2, d3, d4, d5] = d;
-        [
-            _mm512_fmadd_ps(f4, d0, _mm512_sub_ps(d4, _mm512_mul_ps(f5, d2))),
-            _mm512_sub_ps(_mm512_add_ps(d3, d4), _mm512_mul_ps(f4, _mm512_add_ps(d1, d2))),
-            _mm512_fmadd_ps(f4, _mm512_sub_ps(d1, d2), _mm512_sub_ps(d4, d3)),
-            _mm512_fmadd_ps(f2, _mm512_sub_ps(d3, d1), _mm512_sub_ps(d4, d2)),
-            _mm512_fmadd_ps(f2, _mm512_sub_ps(d1, d3), _mm512_sub_ps(d4, d2)),
-            _mm512_fmadd_ps(f4, d1, _mm512_sub_ps(d5, _mm512_mul_ps(f5, d3))),
-        ]
-    }
-
-    /// Column `x` of a tile's window (rows `y0..y0 + 6`) of the channel-inner `board [64][c]`,
-    /// channels `c0..` under `mask`, `Bᵀ`-transformed; squares off the board read as zero.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn column(board: &[f32], c: usize, c0: usize, mask: u16, y0: isize, x: isize) -> [__m512; 6] {
-        let zero = _mm512_setzero_ps();
-        if !(0..8).contains(&x) {
-            return [zero; 6];
-        }
-        let load = |i: isize| {
-            let y = y0 + i;
-            if !(0..8).contains(&y) {
-                return zero;
-            }
-            let square = &board[(y * 8 + x) as usize * c + c0..];
-            debug_assert!(square.len() >= (c - c0).min(16));
-            // SAFETY: the masked lanes are the first `min(c - c0, 16)` of `square`, inside
-            // the board (the caller's `mask`).
-            unsafe { _mm512_maskz_loadu_ps(mask, square.as_ptr()) }
-        };
-        bt6([load(0), load(1), load(2), load(3), load(4), load(5)])
-    }
-
-    /// See [`super::input_transform`]; `stride` is [`super::pairs_stride`].
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512fp16")]
-    pub(super) unsafe fn input_transform(
-        input: &[f32],
-        c: usize,
-        nb: usize,
-        pairs: &mut [u32],
-        stride: usize,
-    ) {
-        let kp = c.div_ceil(2);
-        let halves = pairs.as_mut_ptr().cast::<u16>();
-        for b in 0..nb {
-            let board = &input[b * 64 * c..(b + 1) * 64 * c];
-            for tile in 0..crate::winograd::TILES {
-                // The tile's 6 × 6 window starts a square off the board: its first or last
-                // row and column (by the tile) read as zero.
-                let (y0, x0) = (4 * (tile / 2) as isize - 1, 4 * (tile % 2) as isize - 1);
-                let row = b * crate::winograd::TILES + tile;
-                let mut c0 = 0;
-                while c0 < c {
-                    // Lanes past `c` load as zero and transform to zero: stored as the zero
-                    // high half of an odd `c`'s last pair.
-                    let mask = lanes16(c - c0);
-                    let store_mask = lanes16(2 * kp - c0);
-                    // t = Bᵀ d column by column (an array literal: no zero fill), then
-                    // V = t B row by row, as `crate::winograd`'s transform.
-                    let t = [
-                        column(board, c, c0, mask, y0, x0),
-                        column(board, c, c0, mask, y0, x0 + 1),
-                        column(board, c, c0, mask, y0, x0 + 2),
-                        column(board, c, c0, mask, y0, x0 + 3),
-                        column(board, c, c0, mask, y0, x0 + 4),
-                        column(board, c, c0, mask, y0, x0 + 5),
-                    ];
-                    #[allow(clippy::needless_range_loop)]
-                    for i in 0..6 {
-                        let out = bt6([t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i]]);
-                        for (j, value) in out.into_iter().enumerate() {
-                            let h = _mm512_cvtps_ph::<
-                                { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
-                            >(value);
-                            let offset = 2 * ((i * 6 + j) * stride + row * kp) + c0;
-                            // SAFETY: the masked halves are the row's `c0..2·kp` of point
-                            // `6i + j`, inside `pairs` (asserted by the caller).
-                            unsafe {
-                                _mm256_mask_storeu_epi16(halves.add(offset).cast(), store_mask, h)
-                            };
-                        }
-                    }
-                    c0 += 16;
-                }
-            }
-        }
-    }
-
-    /// `Aᵀ · m` for six vectors (the operations of `crate::winograd`'s `at4`, in its order).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn at4(m: [__m512; 6]) -> [__m512; 4] {
-        let (f2, f4, f8) = (_mm512_set1_ps(2.0), _mm512_set1_ps(4.0), _mm512_set1_ps(8.0));
-        let [m0, m1, m2, m3, m4, m5] = m;
-        let (sum12, diff12) = (_mm512_add_ps(m1, m2), _mm512_sub_ps(m1, m2));
-        let (sum34, diff34) = (_mm512_add_ps(m3, m4), _mm512_sub_ps(m3, m4));
-        [
-            _mm512_add_ps(_mm512_add_ps(m0, sum12), sum34),
-            _mm512_fmadd_ps(f2, diff34, diff12),
-            _mm512_fmadd_ps(f4, sum34, sum12),
-            _mm512_add_ps(_mm512_fmadd_ps(f8, diff34, diff12), m5),
-        ]
-    }
-
-    /// Column `j` of a tile's 36 products (points `6i + j`, `stride` halves apart, from half
-    /// `at` on, channels under `mask`), widened and `Aᵀ`-transformed.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    fn output_column(m: &[u16], stride: usize, at: usize, mask: u16, j: usize) -> [__m512; 4] {
-        let load = |i: usize| {
-            let point = &m[(i * 6 + j) * stride + at..];
-            debug_assert!(point.len() >= mask.count_ones() as usize);
-            // SAFETY: the masked lanes are inside the point's row (the caller's `mask`).
-            _mm512_cvtph_ps(unsafe { _mm256_maskz_loadu_epi16(mask, point.as_ptr().cast()) })
-        };
-        at4([load(0), load(1), load(2), load(3), load(4), load(5)])
-    }
-
-    /// See [`super::output_transform`]; `stride` is [`super::sums_stride`].
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512fp16")]
-    pub(super) unsafe fn output_transform(
-        m: &[u16],
-        c: usize,
-        nb: usize,
-        bias: &[f32],
-        epilogue: Epilogue,
-        out: &mut [f32],
-        stride: usize,
-    ) {
-        let zero = _mm512_setzero_ps();
-        for b in 0..nb {
-            let board = &mut out[b * 64 * c..(b + 1) * 64 * c];
-            for tile in 0..crate::winograd::TILES {
-                let (row0, col0) = (4 * (tile / 2), 4 * (tile % 2));
-                let row = (b * crate::winograd::TILES + tile) * c;
-                let mut c0 = 0;
-                while c0 < c {
-                    let mask = lanes16(c - c0);
-                    // SAFETY: the masked lanes are `bias[c0..c]`.
-                    let b_vec = unsafe { _mm512_maskz_loadu_ps(mask, bias[c0..].as_ptr()) };
-                    let t = [
-                        output_column(m, stride, row + c0, mask, 0),
-                        output_column(m, stride, row + c0, mask, 1),
-                        output_column(m, stride, row + c0, mask, 2),
-                        output_column(m, stride, row + c0, mask, 3),
-                        output_column(m, stride, row + c0, mask, 4),
-                        output_column(m, stride, row + c0, mask, 5),
-                    ];
-                    #[allow(clippy::needless_range_loop)]
-                    for i in 0..4 {
-                        let y = at4([t[0][i], t[1][i], t[2][i], t[3][i], t[4][i], t[5][i]]);
-                        for (j, value) in y.into_iter().enumerate() {
-                            let dst = &mut board[((row0 + i) * 8 + col0 + j) * c + c0..];
-                            let value = _mm512_add_ps(value, b_vec);
-                            // SAFETY: the masked lanes are `dst[..c - c0]`, inside the board.
-                            unsafe {
-                                let value = match epilogue {
-                                    Epilogue::Linear => value,
-                                    Epilogue::Relu => _mm512_max_ps(value, zero),
-                                    Epilogue::ResidualRelu => _mm512_max_ps(
-                                        _mm512_add_ps(
-                                            value,
-                                            _mm512_maskz_loadu_ps(mask, dst.as_ptr()),
-                                        ),
-                                        zero,
-                                    ),
-                                };
-                                _mm512_mask_storeu_ps(dst.as_mut_ptr(), mask, value);
-                            }
-                        }
-                    }
-                    c0 += 16;
-                }
-            }
-        }
-    }
-
     /// A mask of the lowest `count` (any; at most 16 set) lanes.
     #[inline(always)]
     fn lanes16(count: usize) -> u16 {
@@ -691,95 +432,6 @@ mod tests {
             use std::arch::x86_64::*;
             // SAFETY: F16C is present (checked by the caller).
             unsafe { _mm_cvtss_f32(_mm_cvtph_ps(_mm_set1_epi16(h as i16))) }
-        }
-    }
-
-    /// The fused transform writes what rounding the f32 transform's output gives, bit for bit,
-    /// with an odd channel count's padding half zero; and its products equal [`products`] of
-    /// the f32 transform's output.
-    #[test]
-    fn the_fused_input_transform_rounds_the_f32_transform() {
-        use crate::winograd::{TILE_POINTS, TILES, input_transform_rows, xi_stride};
-        if !f16_supported() {
-            eprintln!("skipped: this CPU has no AVX-512 FP16");
-            return;
-        }
-        let mut next = uniform(23);
-        for &(c, nb) in &[(32, 1), (32, 4), (24, 3), (33, 2), (7, 1), (48, 8)] {
-            let input: Vec<f32> = (0..nb * 64 * c).map(|_| next()).collect();
-            let mut v = vec![0.0f32; TILE_POINTS * xi_stride(nb, c)];
-            input_transform_rows(&input, c, nb, &mut v);
-            let (rows, kp, stride) = (TILES * nb, c.div_ceil(2), pairs_stride(TILES * nb, c));
-            let mut pairs = vec![0xDEAD_BEEFu32; TILE_POINTS * stride];
-            input_transform(&input, c, nb, &mut pairs);
-            for xi in 0..TILE_POINTS {
-                for r in 0..rows {
-                    for i in 0..2 * kp {
-                        let word = pairs[xi * stride + r * kp + i / 2];
-                        let half = if i % 2 == 0 { word as u16 } else { (word >> 16) as u16 };
-                        let expected =
-                            if i < c { round(v[xi * xi_stride(nb, c) + r * c + i]) } else { 0 };
-                        assert_eq!(half, expected, "c {c} nb {nb}: point {xi} row {r} half {i}");
-                    }
-                }
-            }
-            let n = 19;
-            let b: Vec<f32> = (0..c * n).map(|_| next()).collect();
-            let packed = PackedF16::new(&b, c, n);
-            let xi = 7;
-            let a = &v[xi * xi_stride(nb, c)..][..rows * c];
-            let (mut expected, mut got) = (vec![0.0; rows * n], vec![f32::NAN; rows * n]);
-            products(a, rows, &packed, &mut expected, &mut PairScratch::default());
-            products_of_pairs(&pairs[xi * stride..], rows, &packed, &mut got);
-            assert_eq!(got, expected, "c {c} nb {nb}");
-        }
-    }
-
-    /// The f16 output transform gives the f32 transform's floats on the widened products,
-    /// every epilogue, a channel tail included; and the products kept in f16 are the f32
-    /// products' values.
-    #[test]
-    fn the_f16_output_transform_equals_the_f32_transform_of_the_widened_sums() {
-        use crate::winograd::{Epilogue, TILE_POINTS, TILES, output_transform_rows, xi_stride};
-        if !f16_supported() {
-            eprintln!("skipped: this CPU has no AVX-512 FP16");
-            return;
-        }
-        let mut next = uniform(29);
-        for &(c, nb) in &[(32, 1), (32, 4), (24, 3), (7, 2), (48, 8)] {
-            let rows = TILES * nb;
-            let stride = sums_stride(rows, c);
-            let halves: Vec<u16> = (0..TILE_POINTS * stride).map(|_| round(next() * 4.0)).collect();
-            let mut m = vec![0.0f32; TILE_POINTS * xi_stride(nb, c)];
-            for xi in 0..TILE_POINTS {
-                for i in 0..rows * c {
-                    m[xi * xi_stride(nb, c) + i] = widen(halves[xi * stride + i]);
-                }
-            }
-            let bias: Vec<f32> = (0..c).map(|_| next()).collect();
-            let skip: Vec<f32> = (0..nb * 64 * c).map(|_| next()).collect();
-            for epilogue in [Epilogue::Linear, Epilogue::Relu, Epilogue::ResidualRelu] {
-                let (mut expected, mut got) = (skip.clone(), skip.clone());
-                output_transform_rows(&m, c, nb, &bias, epilogue, &mut expected);
-                output_transform(&halves, c, nb, &bias, epilogue, &mut got);
-                assert_eq!(got, expected, "c {c} nb {nb} {epilogue:?}");
-            }
-            let (k, n) = (c, 13);
-            let a: Vec<f32> = (0..rows * k).map(|_| next()).collect();
-            let b = PackedF16::new(&(0..k * n).map(|_| next()).collect::<Vec<_>>(), k, n);
-            let mut pairs = vec![0u32; rows * k.div_ceil(2)];
-            let mut wide = vec![0.0; rows * n];
-            products(&a, rows, &b, &mut wide, &mut PairScratch::default());
-            for (r, a_row) in a.chunks_exact(k).enumerate() {
-                for (i, &x) in a_row.iter().enumerate() {
-                    let word = &mut pairs[r * k.div_ceil(2) + i / 2];
-                    *word |= u32::from(round(x)) << (16 * (i % 2));
-                }
-            }
-            let mut narrow = vec![0u16; rows * n];
-            products_of_pairs_f16(&pairs, rows, &b, &mut narrow);
-            let widened: Vec<f32> = narrow.iter().map(|&h| widen(h)).collect();
-            assert_eq!(widened, wide, "c {c} nb {nb}");
         }
     }
 

@@ -32,6 +32,7 @@ pub mod gemm;
 pub mod net;
 mod small;
 mod weights;
+pub mod wino512;
 pub mod winograd;
 
 pub use bf16::{Precision, PrecisionChoice};

@@ -21,6 +21,7 @@ use crate::direct::DirectConv;
 use crate::f16::PackedF16;
 use crate::gemm::gemm_rm;
 use crate::weights::{ConvWeights, DenseWeights, NetWeights};
+use crate::wino512::{self, Narrow};
 use crate::winograd::{
     Epilogue, TILE_POINTS, TILES, input_transform_rows, output_transform_rows, transform_weights,
     xi_stride,
@@ -44,8 +45,17 @@ struct Conv3 {
     bias: Vec<f32>,
     /// Wide convolutions at one position run directly ([`DIRECT_MIN_FILTERS`]).
     direct: Option<DirectConv>,
-    /// `Uᵀ[ξ]` packed for the bf16 or f16 products, one per point (none under f32).
-    ut_packed: Option<Vec<Packed>>,
+    /// `Uᵀ[ξ]` packed for the bf16 or f16 products (none under f32).
+    ut_packed: Option<PackedPoints>,
+    /// Whether the transforms run in AVX-512 ([`crate::wino512`]) rather than portably.
+    avx512: bool,
+}
+
+/// `Uᵀ[ξ]` packed for a narrower arithmetic than f32, one per Winograd point.
+#[derive(Clone, Debug)]
+enum PackedPoints {
+    Bf16(Vec<PackedBf16>),
+    F16(Vec<PackedF16>),
 }
 
 /// Weights packed for a narrower arithmetic than f32 ([`Precision`]).
@@ -93,16 +103,29 @@ impl Conv3 {
         }
         let direct =
             (w.c_out >= DIRECT_MIN_FILTERS).then(|| DirectConv::new(&w.weight, w.c_out, w.c_in));
-        Conv3 { c_in: w.c_in, c_out: w.c_out, ut, bias: w.bias.clone(), direct, ut_packed: None }
+        Conv3 {
+            c_in: w.c_in,
+            c_out: w.c_out,
+            ut,
+            bias: w.bias.clone(),
+            direct,
+            ut_packed: None,
+            avx512: crate::wino512::supported(),
+        }
     }
 
     fn set_precision(&mut self, precision: Precision) {
-        let per = self.c_in * self.c_out;
-        self.ut_packed = (0..TILE_POINTS)
-            .map(|xi| {
-                Packed::new(precision, &self.ut[xi * per..(xi + 1) * per], self.c_in, self.c_out)
-            })
-            .collect();
+        let (k, n) = (self.c_in, self.c_out);
+        let point = |xi: usize| &self.ut[xi * k * n..(xi + 1) * k * n];
+        self.ut_packed = match precision {
+            Precision::F32 => None,
+            Precision::Bf16 => Some(PackedPoints::Bf16(
+                (0..TILE_POINTS).map(|xi| PackedBf16::new(point(xi), k, n)).collect(),
+            )),
+            Precision::F16 => Some(PackedPoints::F16(
+                (0..TILE_POINTS).map(|xi| PackedF16::new(point(xi), k, n)).collect(),
+            )),
+        };
     }
 
     /// `input [nb][64][c_in]` → `out [nb][64][c_out]` through `epilogue` (the residual's skip
@@ -138,49 +161,64 @@ impl Conv3 {
             return;
         }
         let rows = TILES * nb;
-        if let Some(packed) = &self.ut_packed
-            && matches!(packed[0], Packed::F16(_))
-        {
-            // f16: the input transform rounds into the products' pairs itself.
-            let stride = crate::f16::pairs_stride(rows, self.c_in);
-            let pairs = s.pairs.words(TILE_POINTS * stride);
-            crate::f16::input_transform(input, self.c_in, nb, pairs);
-            // The products stay in the f16 they are summed in until the output transform.
-            let c_stride = crate::f16::sums_stride(rows, self.c_out);
-            if s.halves.len() < TILE_POINTS * c_stride {
-                s.halves.resize(TILE_POINTS * c_stride, 0);
+        match &self.ut_packed {
+            Some(PackedPoints::F16(points)) => {
+                // The input transform rounds into the products' pairs itself, and the sums
+                // stay in the f16 they are summed in until the output transform.
+                let stride = wino512::pairs_stride(rows, self.c_in);
+                let pairs = s.pairs.words(TILE_POINTS * stride);
+                wino512::input_transform_pairs(input, self.c_in, nb, Narrow::F16, pairs);
+                let c_stride = wino512::sums_stride(rows, self.c_out);
+                if s.halves.len() < TILE_POINTS * c_stride {
+                    s.halves.resize(TILE_POINTS * c_stride, 0);
+                }
+                for (xi, b) in points.iter().enumerate() {
+                    let c = &mut s.halves[xi * c_stride..xi * c_stride + rows * self.c_out];
+                    crate::f16::products_of_pairs_f16(&pairs[xi * stride..], rows, b, c);
+                }
+                wino512::output_transform_f16(&s.halves, self.c_out, nb, &self.bias, epilogue, out);
             }
-            for (xi, packed) in packed.iter().enumerate() {
-                let Packed::F16(b) = packed else { unreachable!("one arithmetic per convolution") };
-                let c = &mut s.halves[xi * c_stride..xi * c_stride + rows * self.c_out];
-                crate::f16::products_of_pairs_f16(&pairs[xi * stride..], rows, b, c);
+            Some(PackedPoints::Bf16(points)) => {
+                // The input transform rounds into the products' pairs itself.
+                let stride = wino512::pairs_stride(rows, self.c_in);
+                let pairs = s.pairs.words(TILE_POINTS * stride);
+                wino512::input_transform_pairs(input, self.c_in, nb, Narrow::Bf16, pairs);
+                let c_stride = xi_stride(nb, self.c_out);
+                let m = sized(&mut s.m, TILE_POINTS * c_stride);
+                for (xi, b) in points.iter().enumerate() {
+                    let c = &mut m[xi * c_stride..xi * c_stride + rows * self.c_out];
+                    crate::bf16::products_of_pairs(&pairs[xi * stride..], rows, b, c);
+                }
+                wino512::output_transform_f32(m, self.c_out, nb, &self.bias, epilogue, out);
             }
-            crate::f16::output_transform(&s.halves, self.c_out, nb, &self.bias, epilogue, out);
-            return;
+            None => {
+                let (a_stride, c_stride) = (xi_stride(nb, self.c_in), xi_stride(nb, self.c_out));
+                let v = sized(&mut s.v, TILE_POINTS * a_stride);
+                if self.avx512 {
+                    wino512::input_transform_f32(input, self.c_in, nb, v);
+                } else {
+                    input_transform_rows(input, self.c_in, nb, v);
+                }
+                let m = sized(&mut s.m, TILE_POINTS * c_stride);
+                let (a_len, b_len, c_len) =
+                    (rows * self.c_in, self.c_in * self.c_out, rows * self.c_out);
+                for xi in 0..TILE_POINTS {
+                    gemm_rm(
+                        &v[xi * a_stride..xi * a_stride + a_len],
+                        rows,
+                        self.c_in,
+                        &self.ut[xi * b_len..(xi + 1) * b_len],
+                        self.c_out,
+                        &mut m[xi * c_stride..xi * c_stride + c_len],
+                    );
+                }
+                if self.avx512 {
+                    wino512::output_transform_f32(m, self.c_out, nb, &self.bias, epilogue, out);
+                } else {
+                    output_transform_rows(m, self.c_out, nb, &self.bias, epilogue, out);
+                }
+            }
         }
-        let (a_stride, c_stride) = (xi_stride(nb, self.c_in), xi_stride(nb, self.c_out));
-        let v = sized(&mut s.v, TILE_POINTS * a_stride);
-        input_transform_rows(input, self.c_in, nb, v);
-        let m = sized(&mut s.m, TILE_POINTS * c_stride);
-        let (a_len, b_len, c_len) = (rows * self.c_in, self.c_in * self.c_out, rows * self.c_out);
-        for xi in 0..TILE_POINTS {
-            let (a, c) = (
-                &v[xi * a_stride..xi * a_stride + a_len],
-                &mut m[xi * c_stride..xi * c_stride + c_len],
-            );
-            match &self.ut_packed {
-                Some(packed) => packed[xi].products(a, rows, c, &mut s.pairs),
-                None => gemm_rm(
-                    a,
-                    rows,
-                    self.c_in,
-                    &self.ut[xi * b_len..(xi + 1) * b_len],
-                    self.c_out,
-                    c,
-                ),
-            }
-        }
-        output_transform_rows(m, self.c_out, nb, &self.bias, epilogue, out);
     }
 }
 
