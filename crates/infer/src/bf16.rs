@@ -355,7 +355,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gemm::tests::uniform;
+    use crate::gemm::tests::check_narrow_products;
 
     #[test]
     fn rounding_is_to_nearest_even() {
@@ -383,38 +383,22 @@ mod tests {
     }
 
     /// The kernel against a naive product of the same rounded operands (sums in f64): equal
-    /// to within f32 summation error, for shapes with a tail of columns and an odd `k`.
+    /// to within f32 summation error.
     #[test]
     fn products_equal_a_naive_product_of_the_rounded_operands() {
         if !bf16_supported() {
             eprintln!("skipped: this CPU has no AVX-512 BF16");
             return;
         }
-        let mut next = uniform(11);
         let mut scratch = PairScratch::default();
-        for &(m, k, n) in
-            &[(4, 32, 32), (1, 32, 32), (7, 24, 32), (16, 33, 73), (5, 3, 9), (12, 96, 96)]
-        {
-            let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
-            let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
-            let packed = PackedBf16::new(&b, k, n);
-            let mut c = vec![f32::NAN; m * n];
-            products(&a, m, &packed, &mut c, &mut scratch);
-            for i in 0..m {
-                for j in 0..n {
-                    let exact: f64 = (0..k)
-                        .map(|l| {
-                            f64::from(widen(round(a[i * k + l])))
-                                * f64::from(widen(round(b[l * n + j])))
-                        })
-                        .sum();
-                    let got = f64::from(c[i * n + j]);
-                    assert!(
-                        (got - exact).abs() <= 1e-5 * (1.0 + exact.abs()),
-                        "m {m} k {k} n {n}: c[{i}][{j}] = {got}, expected {exact}"
-                    );
-                }
-            }
-        }
+        check_narrow_products(
+            |a, m, b, k, n| {
+                let mut c = vec![f32::NAN; m * n];
+                products(a, m, &PackedBf16::new(b, k, n), &mut c, &mut scratch);
+                c
+            },
+            |x| f64::from(widen(round(x))),
+            |_, exact, _| 1e-5 * (1.0 + exact.abs()),
+        );
     }
 }

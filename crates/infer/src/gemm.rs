@@ -434,6 +434,39 @@ pub(crate) mod tests {
         }
     }
 
+    /// Checks a narrow-format product `product(a, m, b, k, n) -> c [m × n]` against a naive
+    /// product of the same rounded operands (`round_trip`: f32 → the format → f64) over shapes
+    /// with a tail of columns and an odd `k`: `|c − exact| ≤ tolerance(k, exact, Σ|terms|)`.
+    pub(crate) fn check_narrow_products(
+        mut product: impl FnMut(&[f32], usize, &[f32], usize, usize) -> Vec<f32>,
+        round_trip: fn(f32) -> f64,
+        tolerance: fn(usize, f64, f64) -> f64,
+    ) {
+        let mut next = uniform(11);
+        for &(m, k, n) in
+            &[(4, 32, 32), (1, 32, 32), (7, 24, 32), (16, 33, 73), (5, 3, 9), (12, 96, 96)]
+        {
+            let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
+            let c = product(&a, m, &b, k, n);
+            assert_eq!(c.len(), m * n);
+            for i in 0..m {
+                for j in 0..n {
+                    let terms: Vec<f64> = (0..k)
+                        .map(|l| round_trip(a[i * k + l]) * round_trip(b[l * n + j]))
+                        .collect();
+                    let exact: f64 = terms.iter().sum();
+                    let scale: f64 = terms.iter().map(|t| t.abs()).sum();
+                    let got = f64::from(c[i * n + j]);
+                    assert!(
+                        (got - exact).abs() <= tolerance(k, exact, scale),
+                        "m {m} k {k} n {n}: c[{i}][{j}] = {got}, expected {exact}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn gemm_equals_naive_product_for_awkward_sizes() {
         let mut next = uniform(7);

@@ -58,19 +58,27 @@ pub fn sums_stride(rows: usize, c: usize) -> usize {
     rows * c + 32
 }
 
+/// The checks every entry below makes before its kernel: its buffers hold what the kernel
+/// reads and writes (`sizes`), else a panic; `false` when there is nothing to transform (`nb`
+/// or `c` zero); else the CPU's `features`, else a panic.
+fn ready(what: &str, sizes: bool, nb: usize, c: usize, features: bool) -> bool {
+    assert!(sizes, "AVX-512 {what} transform: buffer sizes");
+    if nb == 0 || c == 0 {
+        return false;
+    }
+    assert!(features, "AVX-512 {what} transform on a CPU without its features");
+    true
+}
+
 /// [`crate::winograd::input_transform_rows`], the same floats: `input [nb][64][c]` → `v
 /// [36][4 · nb][c]`, the points [`xi_stride`] apart. Panics when the CPU lacks the features
 /// ([`supported`]) or `v` is too small.
 pub fn input_transform_f32(input: &[f32], c: usize, nb: usize, v: &mut [f32]) {
     let stride = xi_stride(nb, c);
-    assert!(
-        input.len() >= nb * 64 * c && v.len() >= TILE_POINTS * stride,
-        "AVX-512 input transform: buffer sizes"
-    );
-    if nb == 0 || c == 0 {
+    let sizes = input.len() >= nb * 64 * c && v.len() >= TILE_POINTS * stride;
+    if !ready("f32 input", sizes, nb, c, supported()) {
         return;
     }
-    assert!(supported(), "AVX-512 transform on a CPU without AVX-512 F, BW and VL");
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the CPU has every feature the kernel enables (checked just above); it reads
     // `input[..nb·64·c]` and writes, for each of the 36 points, `4·nb` rows of `c` floats
@@ -93,18 +101,14 @@ pub fn input_transform_pairs(
     pairs: &mut [u32],
 ) {
     let stride = pairs_stride(TILES * nb, c);
-    assert!(
-        input.len() >= nb * 64 * c && pairs.len() >= TILE_POINTS * stride,
-        "AVX-512 input transform: buffer sizes"
-    );
-    if nb == 0 || c == 0 {
+    let sizes = input.len() >= nb * 64 * c && pairs.len() >= TILE_POINTS * stride;
+    let (what, features) = match narrow {
+        Narrow::Bf16 => ("bf16 input", crate::bf16::bf16_supported()),
+        Narrow::F16 => ("f16 input", supported()),
+    };
+    if !ready(what, sizes, nb, c, features) {
         return;
     }
-    let features = match narrow {
-        Narrow::Bf16 => crate::bf16::bf16_supported(),
-        Narrow::F16 => supported(),
-    };
-    assert!(features, "AVX-512 {narrow:?} transform on a CPU without its features");
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the CPU has every feature the kernel enables (checked just above); it reads
     // `input[..nb·64·c]` and writes, for each of the 36 points, `4·nb` rows of `2·⌈c/2⌉`
@@ -130,14 +134,10 @@ pub fn output_transform_f32(
     out: &mut [f32],
 ) {
     let stride = xi_stride(nb, c);
-    assert!(
-        m.len() >= TILE_POINTS * stride && out.len() >= nb * 64 * c && bias.len() >= c,
-        "AVX-512 output transform: buffer sizes"
-    );
-    if nb == 0 || c == 0 {
+    let sizes = m.len() >= TILE_POINTS * stride && out.len() >= nb * 64 * c && bias.len() >= c;
+    if !ready("f32 output", sizes, nb, c, supported()) {
         return;
     }
-    assert!(supported(), "AVX-512 transform on a CPU without AVX-512 F, BW and VL");
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the CPU has every feature the kernel enables (checked just above); it reads
     // `4·nb` rows of `c` floats from each point's `ξ·stride` on, `bias[..c]`, and reads and
@@ -160,14 +160,10 @@ pub fn output_transform_f16(
     out: &mut [f32],
 ) {
     let stride = sums_stride(TILES * nb, c);
-    assert!(
-        m.len() >= TILE_POINTS * stride && out.len() >= nb * 64 * c && bias.len() >= c,
-        "AVX-512 output transform: buffer sizes"
-    );
-    if nb == 0 || c == 0 {
+    let sizes = m.len() >= TILE_POINTS * stride && out.len() >= nb * 64 * c && bias.len() >= c;
+    if !ready("f16 output", sizes, nb, c, supported()) {
         return;
     }
-    assert!(supported(), "AVX-512 transform on a CPU without AVX-512 F, BW and VL");
     #[cfg(target_arch = "x86_64")]
     // SAFETY: as in `output_transform_f32`, the points `stride` halves apart.
     unsafe {
