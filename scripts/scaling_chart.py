@@ -52,8 +52,8 @@ COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
 
 
 def svg(rows, title):
-    width, height = 720, 420
-    left, right, top, bottom = 70, 220, 40, 55
+    width, height = 800, 440
+    left, right, top, bottom = 70, 300, 40, 55
     xs = [r["ours"] for r in rows]
     x0, x1 = math.log10(min(xs)) - 0.1, math.log10(max(xs)) + 0.1
     lo = min(r["elo"] - r["err"] for r in rows)
@@ -117,7 +117,7 @@ def main():
               f'{r["w"]} - {r["l"]} - {r["d"]} [{(r["w"] + r["d"] / 2) / n:.3f}] {n}  '
               f'Elo {r["elo"]:+.1f} +/- {r["err"]:.1f}')
     with open(sys.argv[2], "w") as f:
-        f.write(svg(rows, "atomzero at equal and unequal time (shipped net, generation 1521)"))
+        f.write(svg(rows, "atomzero at equal and unequal time (each series: its binary and net)"))
     print(f"wrote {sys.argv[2]}")
 
 
