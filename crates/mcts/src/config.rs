@@ -69,6 +69,12 @@ pub struct SearchConfig {
     pub ab_prior_nodes: u32,
     /// Visits (completed or in flight) at which a node gets its alpha-beta check.
     pub ab_prior_visits: u32,
+    /// Checks a node gets as its visits grow: check `k` (from 0) comes at
+    /// [`SearchConfig::ab_prior_visits`] · 8^k visits with [`SearchConfig::ab_prior_nodes`] ·
+    /// 8^k nodes, so the nodes the search keeps returning to (the principal line and its
+    /// rivals) are searched deeper, a fixed number of alpha-beta nodes per visit at every
+    /// level. 1 (the default) is one check a node.
+    pub ab_prior_levels: u8,
     /// Prior mass the moves an alpha-beta check singles out get at least, shared equally
     /// (the other moves' priors are scaled down to make room).
     pub ab_prior_weight: f32,
@@ -109,6 +115,7 @@ impl Default for SearchConfig {
             minimax_weight: 0.0,
             ab_prior_nodes: 0,
             ab_prior_visits: 32,
+            ab_prior_levels: 1,
             ab_prior_weight: 0.5,
             ab_prior_proofs: false,
             quiescence_weight: 0.0,

@@ -29,6 +29,7 @@
 //! | `MinimaxWeight` | string (number, 0–1) | weight `α` of each node's implicit minimax value (the minimax of the network's evaluations below it, Lanctot et al. 2014) in selection: a visited child scores `(1 − α) · Q + α · minimax`; 0 (default) = plain PUCT |
 //! | `AlphaBetaPriorNodes` | spin (nodes) | alpha-beta priors ([`atomzero_mcts::SearchConfig::ab_prior_nodes`]): a tactical alpha-beta search of this many nodes at each node reaching `AlphaBetaPriorVisits` visits; when it leaves at most three moves unrefuted, their priors are raised to `AlphaBetaPriorWeight` between them (default 1000; 0 = off) |
 //! | `AlphaBetaPriorVisits` | spin | visits at which a node gets that check |
+//! | `AlphaBetaPriorLevels` | spin | checks a node gets as its visits grow, each at 8 times the visits and the nodes of the last ([`atomzero_mcts::SearchConfig::ab_prior_levels`]; default 1) |
 //! | `AlphaBetaPriorWeight` | string (number, 0–1) | prior mass the moves the check singles out get at least |
 //! | `AlphaBetaProofs` | check | a check that finds a forced game end (a king explosion or mate within its horizon, for either side) proves its node for the MCTS-solver ([`atomzero_mcts::SearchConfig::ab_prior_proofs`]) |
 //! | `QuiescenceWeight` | string (number, 0–1) | weight `λ` of the quiescence correction of a new leaf's value ([`atomzero_mcts::SearchConfig::quiescence_weight`]): `v + λ · (tanh(q / s) − tanh(m / s))`, `m` the side to move's material and `q` what a capture search says it keeps; 0 (default) = off |
@@ -67,6 +68,9 @@ pub const DEFAULT_NN_CACHE_SIZE: u64 = 200_000;
 /// `AlphaBetaPriorVisits` (32) visits. Measured at equal time against the same engine without
 /// it (`docs/experiments.md`, "Change 7"): +35 ± 42 Elo at 0.1 s a move, +33 ± 41 at 0.5 s.
 pub const DEFAULT_AB_PRIOR_NODES: u64 = 1000;
+
+/// `AlphaBetaPriorLevels`' default: one check a node, until a match says otherwise.
+pub const DEFAULT_AB_PRIOR_LEVELS: u64 = 1;
 
 /// `AlphaBetaProofs`' default: off until a match says otherwise.
 pub const DEFAULT_AB_PROOFS: bool = false;
@@ -133,6 +137,8 @@ pub enum OptionId {
     AbPriorNodes,
     /// `AlphaBetaPriorVisits`.
     AbPriorVisits,
+    /// `AlphaBetaPriorLevels`.
+    AbPriorLevels,
     /// `AlphaBetaPriorWeight`.
     AbPriorWeight,
     /// `AlphaBetaProofs`.
@@ -154,7 +160,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 30] = [
+    pub const ALL: [OptionId; 31] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -181,6 +187,7 @@ impl OptionId {
         OptionId::MinimaxWeight,
         OptionId::AbPriorNodes,
         OptionId::AbPriorVisits,
+        OptionId::AbPriorLevels,
         OptionId::AbPriorWeight,
         OptionId::AbProofs,
         OptionId::QuiescenceWeight,
@@ -216,6 +223,7 @@ impl OptionId {
             OptionId::MinimaxWeight => "MinimaxWeight",
             OptionId::AbPriorNodes => "AlphaBetaPriorNodes",
             OptionId::AbPriorVisits => "AlphaBetaPriorVisits",
+            OptionId::AbPriorLevels => "AlphaBetaPriorLevels",
             OptionId::AbPriorWeight => "AlphaBetaPriorWeight",
             OptionId::AbProofs => "AlphaBetaProofs",
             OptionId::QuiescenceWeight => "QuiescenceWeight",
@@ -262,6 +270,9 @@ impl OptionId {
                 "alpha-beta nodes of the tactical check that raises priors (0: off)"
             }
             OptionId::AbPriorVisits => "visits at which a node gets the alpha-beta check",
+            OptionId::AbPriorLevels => {
+                "alpha-beta checks a node gets, each at 8x the visits and nodes of the last"
+            }
             OptionId::AbPriorWeight => "prior mass the moves the alpha-beta check keeps get",
             OptionId::AbProofs => "the alpha-beta check's forced game ends prove its node",
             OptionId::QuiescenceWeight => {
@@ -286,6 +297,7 @@ impl OptionId {
             OptionId::NnCacheSize => Some(SpinRange { min: 0, max: 100_000_000 }),
             OptionId::AbPriorNodes => Some(SpinRange { min: 0, max: 100_000_000 }),
             OptionId::AbPriorVisits => Some(SpinRange { min: 1, max: 1_000_000_000 }),
+            OptionId::AbPriorLevels => Some(SpinRange { min: 1, max: 4 }),
             _ => None,
         }
     }
@@ -367,6 +379,8 @@ pub struct Options {
     pub ab_prior_nodes: u64,
     /// `AlphaBetaPriorVisits` ([`SearchConfig::ab_prior_visits`]).
     pub ab_prior_visits: u64,
+    /// `AlphaBetaPriorLevels` ([`SearchConfig::ab_prior_levels`]).
+    pub ab_prior_levels: u64,
     /// `AlphaBetaPriorWeight` ([`SearchConfig::ab_prior_weight`]).
     pub ab_prior_weight: f32,
     /// `AlphaBetaProofs` ([`SearchConfig::ab_prior_proofs`]).
@@ -406,6 +420,7 @@ impl Default for Options {
             minimax_weight: SearchConfig::default().minimax_weight,
             ab_prior_nodes: DEFAULT_AB_PRIOR_NODES,
             ab_prior_visits: u64::from(SearchConfig::default().ab_prior_visits),
+            ab_prior_levels: DEFAULT_AB_PRIOR_LEVELS,
             ab_prior_weight: SearchConfig::default().ab_prior_weight,
             ab_proofs: DEFAULT_AB_PROOFS,
             quiescence_weight: SearchConfig::default().quiescence_weight,
@@ -483,6 +498,7 @@ impl Options {
             minimax_weight: self.minimax_weight,
             ab_prior_nodes: u32::try_from(self.ab_prior_nodes).unwrap_or(u32::MAX),
             ab_prior_visits: u32::try_from(self.ab_prior_visits).unwrap_or(u32::MAX),
+            ab_prior_levels: u8::try_from(self.ab_prior_levels.clamp(1, 4)).unwrap_or(1),
             ab_prior_weight: self.ab_prior_weight,
             ab_prior_proofs: self.ab_proofs,
             quiescence_weight: self.quiescence_weight,
@@ -547,6 +563,7 @@ impl Options {
                     OptionId::MinimaxWeight => number(self.minimax_weight),
                     OptionId::AbPriorNodes => spin(self.ab_prior_nodes),
                     OptionId::AbPriorVisits => spin(self.ab_prior_visits),
+                    OptionId::AbPriorLevels => spin(self.ab_prior_levels),
                     OptionId::AbPriorWeight => number(self.ab_prior_weight),
                     OptionId::AbProofs => check(self.ab_proofs),
                     OptionId::QuiescenceWeight => number(self.quiescence_weight),
@@ -657,6 +674,7 @@ impl Options {
             OptionId::MinimaxWeight => self.minimax_weight = number(0.0, 1.0)?,
             OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,
             OptionId::AbPriorVisits => self.ab_prior_visits = spin()?,
+            OptionId::AbPriorLevels => self.ab_prior_levels = spin()?,
             OptionId::AbPriorWeight => self.ab_prior_weight = number(0.0, 1.0)?,
             OptionId::AbProofs => self.ab_proofs = check()?,
             OptionId::QuiescenceWeight => self.quiescence_weight = number(0.0, 1.0)?,
@@ -752,6 +770,21 @@ mod tests {
         // Visits below 1 clamp to 1.
         assert_eq!(o.set("AlphaBetaPriorVisits", Some("0")), Ok(OptionId::AbPriorVisits));
         assert_eq!(o.search_config(base).ab_prior_visits, 1);
+        // Levels: 1 by default, clamped to 1..=4 as spins are, a non-number refused.
+        assert_eq!(o.search_config(base).ab_prior_levels, 1);
+        assert_eq!(o.set("AlphaBetaPriorLevels", Some("3")), Ok(OptionId::AbPriorLevels));
+        assert_eq!(o.search_config(base).ab_prior_levels, 3);
+        assert!(o.set("AlphaBetaPriorLevels", Some("deep")).is_err());
+        assert_eq!(o.search_config(base).ab_prior_levels, 3, "a refused value changes nothing");
+        assert_eq!(o.set("AlphaBetaPriorLevels", Some("9")), Ok(OptionId::AbPriorLevels));
+        assert_eq!(o.search_config(base).ab_prior_levels, 4);
+        assert_eq!(o.set("AlphaBetaPriorLevels", Some("0")), Ok(OptionId::AbPriorLevels));
+        assert_eq!(o.search_config(base).ab_prior_levels, 1);
+        assert!(
+            o.declarations()
+                .iter()
+                .any(|l| l == "option name AlphaBetaPriorLevels type spin default 1 min 1 max 4")
+        );
         let lines = o.declarations();
         assert!(
             lines.iter().any(|l| l == "option name AlphaBetaPriorWeight type string default 0.3")

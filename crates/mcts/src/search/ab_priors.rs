@@ -38,6 +38,14 @@ const MAX_RAISED: usize = 3;
 /// Centipawns below the alpha-beta search's best at which a move counts as refuted.
 pub const AB_PRIOR_MARGIN: i32 = 150;
 
+/// Growth of the visits and the nodes from one level of checks to the next
+/// ([`crate::SearchConfig::ab_prior_levels`]).
+pub const AB_LEVEL_GROWTH: u64 = 8;
+
+/// Deepest node (plies below the root) that gets the checks above the first level: the root
+/// (which move to play) and its children (the opponent's replies, where a refutation hides).
+pub const AB_DEEP_CHECK_DEPTH: usize = 1;
+
 /// Transposition-table size of the checks' alpha-beta search (2^16 entries, ~2 MB).
 pub(super) const AB_TABLE_BITS: u32 = 16;
 
@@ -55,15 +63,53 @@ pub struct AbPriorStats {
 }
 
 impl Search {
-    /// Whether node `id`, about to be selected from, gets its alpha-beta check now.
+    /// The node budget of node `id`, `depth` plies below the root, for an alpha-beta check
+    /// now (it is about to be selected from), if it gets one: check 0,
+    /// [`crate::SearchConfig::ab_prior_nodes`] nodes, when its visits reach
+    /// [`crate::SearchConfig::ab_prior_visits`]; within [`AB_DEEP_CHECK_DEPTH`] plies of the
+    /// root also check `k` < [`crate::SearchConfig::ab_prior_levels`], with 8^k times the
+    /// nodes, once its visits have reached 8^k times as many. A node that comes within reach
+    /// with its visits already past several levels (a subtree kept by [`Search::advance`])
+    /// gets the deepest one due, once.
     #[inline]
-    pub(super) fn wants_ab_check(&self, id: NodeId) -> bool {
+    pub(super) fn ab_check_budget(&mut self, id: NodeId, depth: usize) -> Option<u64> {
         let config = &self.config;
-        config.ab_prior_nodes > 0 && {
-            let node = &self.nodes[id as usize];
-            node.in_tree() == config.ab_prior_visits.max(1)
-                && node.n_edges > 1
-                && !(id == 0 && config.gumbel.is_some())
+        if config.ab_prior_nodes == 0 {
+            return None;
+        }
+        let node = &self.nodes[id as usize];
+        let visits = u64::from(node.in_tree());
+        let first = u64::from(config.ab_prior_visits.max(1));
+        if visits < first || node.n_edges <= 1 || (id == 0 && config.gumbel.is_some()) {
+            return None;
+        }
+        let nodes = u64::from(config.ab_prior_nodes);
+        if visits == first {
+            return Some(nodes);
+        }
+        if depth > AB_DEEP_CHECK_DEPTH {
+            return None;
+        }
+        // The deepest level due at these visits.
+        let (mut level, mut at, mut budget) = (0u8, first, nodes);
+        while level + 1 < config.ab_prior_levels && visits >= at.saturating_mul(AB_LEVEL_GROWTH) {
+            level += 1;
+            at = at.saturating_mul(AB_LEVEL_GROWTH);
+            budget = budget.saturating_mul(AB_LEVEL_GROWTH);
+        }
+        if level == 0 {
+            return None;
+        }
+        match self.ab_levels_done.iter_mut().find(|(node, _)| *node == id) {
+            Some((_, done)) if *done >= level => None,
+            Some((_, done)) => {
+                *done = level;
+                Some(budget)
+            }
+            None => {
+                self.ab_levels_done.push((id, level));
+                Some(budget)
+            }
         }
     }
 
@@ -77,13 +123,13 @@ impl Search {
         id: NodeId,
         pos: &Position,
         path_hashes: &[u64],
+        budget: u64,
     ) -> Option<(Proven, u16)> {
         let mut ab =
             self.alphabeta.take().unwrap_or_else(|| Box::new(AlphaBeta::new(AB_TABLE_BITS)));
         let mut before = Vec::with_capacity(self.game_hashes.len() + path_hashes.len());
         before.extend_from_slice(&self.game_hashes);
         before.extend_from_slice(path_hashes);
-        let budget = u64::from(self.config.ab_prior_nodes);
         let check = ab.check_root(pos, &before, 64, AB_PRIOR_MARGIN, &mut |n| n < budget);
         self.ab_stats.checks += 1;
         self.ab_stats.nodes += ab.nodes();

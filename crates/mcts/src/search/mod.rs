@@ -153,6 +153,10 @@ pub struct Search {
     /// first), and their counters.
     alphabeta: Option<Box<AlphaBeta>>,
     ab_stats: AbPriorStats,
+    /// The deepest level of check ([`SearchConfig::ab_prior_levels`]) each node near the
+    /// root has had above the first, by node; cleared by [`Search::advance`] (which renumbers
+    /// the nodes and brings new ones within reach of the deeper checks).
+    ab_levels_done: Vec<(NodeId, u8)>,
 }
 
 /// The state of a Gumbel root search (see [`crate::gumbel`]): a search begins when the root
@@ -224,6 +228,7 @@ impl Search {
             excluded: Vec::new(),
             alphabeta: None,
             ab_stats: AbPriorStats::default(),
+            ab_levels_done: Vec::new(),
         }
     }
 

@@ -134,6 +134,7 @@ impl Search {
         }
         self.root_position.play_unchecked(m);
         self.root_excluded.clear();
+        self.ab_levels_done.clear();
         self.max_depth = 0;
         // A terminal-for-the-search root (e.g. a two-fold repetition) must be searched anyway.
         if self.nodes[0].expansion == Expansion::Terminal

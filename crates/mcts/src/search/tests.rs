@@ -104,11 +104,13 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
         // Odd seeds below 6 with a steep growth of the exploration constant (`c_factor`, a
         // small `c_base`), so that a selection ignoring it would disagree; seeds 2 and 4 with
         // implicit minimax values in the scores; seeds 6 and 7 with alpha-beta priors (a
-        // raised prior reorders the unvisited edges and changes the root's inputs).
+        // raised prior reorders the unvisited edges and changes the root's inputs; seed 7
+        // with three levels of checks near the root, so priors are raised again later).
         let config = if seed >= 6 {
             SearchConfig {
                 ab_prior_nodes: 600,
                 ab_prior_visits: 2 + seed as u32,
+                ab_prior_levels: 1 + 2 * (seed as u8 - 6),
                 ..SearchConfig::default()
             }
         } else if seed % 2 == 1 {
@@ -453,7 +455,7 @@ fn an_alpha_beta_check_raises_the_only_move_that_keeps_the_material() {
     assert!((total - 1.0).abs() < 1e-3, "{total}");
     // Checking again changes nothing (a floor, not a boost).
     let before: Vec<f32> = search.root_edges().map(|(e, _)| e.prior).collect();
-    search.ab_check(0, &pos, &[]);
+    search.ab_check(0, &pos, &[], 4000);
     let after: Vec<f32> = search.root_edges().map(|(e, _)| e.prior).collect();
     for (a, b) in before.iter().zip(&after) {
         assert!((a - b).abs() < 1e-3, "{before:?} -> {after:?}");
@@ -500,6 +502,56 @@ fn raising_the_root_priors_waits_for_the_expansion_and_leaves_them_a_distributio
     let mut g = Search::new(&Game::new(pos), gumbel, 1);
     g.run(&UniformEvaluator, 1, 1);
     assert!(!g.raise_root_priors(&refuted));
+}
+
+#[test]
+fn deeper_alpha_beta_checks_come_at_eight_times_the_visits_with_eight_times_the_nodes() {
+    let pos = Position::new(Variant::Atomic);
+    let config = SearchConfig {
+        ab_prior_nodes: 100,
+        ab_prior_visits: 2,
+        ab_prior_levels: 3,
+        ..SearchConfig::default().without_noise()
+    };
+    let mut search = Search::new(&Game::new(pos), config, 1);
+    let mut one_level =
+        Search::new(&Game::new(pos), SearchConfig { ab_prior_levels: 1, ..config }, 1);
+    // The root's budget at each count of visits (`run` goes on to a total).
+    let mut budgets = Vec::new();
+    let mut single = Vec::new();
+    // The same counts two plies down: one level only.
+    let mut below = Vec::new();
+    for visits in [1, 2, 3, 15, 16, 17, 127, 128, 129, 1024] {
+        search.run(&UniformEvaluator, visits, 1);
+        one_level.run(&UniformEvaluator, visits, 1);
+        assert_eq!(search.root_visits(), visits);
+        budgets.push(search.ab_check_budget(0, 0));
+        single.push(one_level.ab_check_budget(0, 0));
+        below.push(search.ab_check_budget(0, 2));
+    }
+    let s = Some;
+    assert_eq!(
+        budgets,
+        [None, s(100), None, None, s(800), None, None, s(6400), None, None],
+        "levels 2 and 8 visits, 2 * 8^2 and 8^3 visits"
+    );
+    assert_eq!(single, [None, s(100), None, None, None, None, None, None, None, None]);
+    assert_eq!(below, single);
+    // Each level checked once as the root passed it (the checks below the root come on top).
+    assert!(search.ab_prior_stats().checks > one_level.ab_prior_stats().checks);
+    // A kept subtree: the new root, past the second level's visits, gets its deepest check
+    // due at once, and only once.
+    let m = search.best_move().unwrap();
+    search.advance(m);
+    let visits = search.root_visits();
+    assert!(visits >= 16, "{visits}");
+    let due = if visits >= 128 { 6400 } else { 800 };
+    assert_eq!(search.ab_check_budget(0, 0), Some(due), "{visits} visits");
+    assert_eq!(search.ab_check_budget(0, 0), None);
+    let off = SearchConfig { ab_prior_nodes: 0, ..config };
+    let mut none = Search::new(&Game::new(pos), off, 1);
+    none.run(&UniformEvaluator, 2, 1);
+    assert_eq!(none.ab_check_budget(0, 0), None);
 }
 
 #[test]

@@ -100,8 +100,8 @@ impl Search {
                     if node.n_edges == 0 {
                         return Walk::Nothing;
                     }
-                    if self.wants_ab_check(id)
-                        && let Some((proven, plies)) = self.ab_check(id, &pos, path_hashes)
+                    if let Some(budget) = self.ab_check_budget(id, path.len() - 1)
+                        && let Some((proven, plies)) = self.ab_check(id, &pos, path_hashes, budget)
                     {
                         // Proved by the check (never the root): exact from now on.
                         self.prove_last(path, proven, plies);
