@@ -41,11 +41,10 @@ import sys
 
 import chess
 import chess.engine
-import chess.pgn
 import chess.variant
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loss_analysis import MATE_CP, analyse_game, cp_of, fmt  # noqa: E402
+from loss_analysis import MATE_CP, analyse_game, cp_of, fmt, lost_games  # noqa: E402
 
 
 STARTED = []
@@ -104,47 +103,37 @@ def make(args):
     with open(args.out, "w") as out:
         for spec in args.games:
             path, _, player = spec.rpartition(":")
-            with open(path) as f:
-                index = 0
-                while True:
-                    game = chess.pgn.read_game(f)
-                    if game is None:
-                        break
-                    index += 1
-                    result = game.headers.get("Result")
-                    white, black = game.headers.get("White"), game.headers.get("Black")
-                    lost = (result == "1-0" and black == player) or (result == "0-1" and white == player)
-                    if not lost:
-                        continue
-                    scanned += 1
-                    s = analyse_game(game, player, fsf, args.depth, args.swing)
-                    if s is None:
-                        continue
-                    board = chess.variant.AtomicBoard(s["fen"])
-                    color = board.turn
-                    played = chess.Move.from_uci(s["played"])
-                    before = fsf_eval(fsf, board, args.confirm_depth, color)
-                    info = fsf.analyse(board, chess.engine.Limit(depth=args.confirm_depth), game=object())
-                    best = info.get("pv", [None])[0]
-                    after_board = board.copy()
-                    after_board.push(played)
-                    after = fsf_eval(fsf, after_board, args.confirm_depth, color)
-                    if before < args.min_ce:
-                        print(f"{path} game {index} ply {s['ply']}: already lost before the swing "
-                              f"({fmt(before)} at depth {args.confirm_depth})", flush=True)
-                        continue
-                    if best is None or best == played or not is_swing(before, after, args.swing):
-                        unconfirmed += 1
-                        print(f"{path} game {index} ply {s['ply']}: swing not confirmed at depth "
-                              f"{args.confirm_depth} ({fmt(before)} -> {fmt(after)})", flush=True)
-                        continue
-                    line = board.epd(am=[played], bm=[best], ce=before,
-                                     id=f"{os.path.basename(path)} game {index} ply {s['ply']}",
-                                     c0=f"after {fmt(after)}")
-                    out.write(line + "\n")
-                    out.flush()
-                    written += 1
-                    print(f"{line}", flush=True)
+            for index, game in lost_games(path, player):
+                scanned += 1
+                s = analyse_game(game, player, fsf, args.depth, args.swing)
+                if s is None:
+                    continue
+                where = f"{path} game {index} ply {s['ply']}"
+                board = chess.variant.AtomicBoard(s["fen"])
+                color = board.turn
+                played = chess.Move.from_uci(s["played"])
+                info = fsf.analyse(board, chess.engine.Limit(depth=args.confirm_depth), game=object())
+                before = cp_of(info["score"], color)
+                best = info.get("pv", [None])[0]
+                if before < args.min_ce:
+                    print(f"{where}: already lost before the swing ({fmt(before)} at depth "
+                          f"{args.confirm_depth})", flush=True)
+                    continue
+                after_board = board.copy()
+                after_board.push(played)
+                after = fsf_eval(fsf, after_board, args.confirm_depth, color)
+                if best is None or best == played or not is_swing(before, after, args.swing):
+                    unconfirmed += 1
+                    print(f"{where}: swing not confirmed at depth {args.confirm_depth} "
+                          f"({fmt(before)} -> {fmt(after)})", flush=True)
+                    continue
+                line = board.epd(am=[played], bm=[best], ce=before,
+                                 id=f"{os.path.basename(path)} game {index} ply {s['ply']}",
+                                 c0=f"after {fmt(after)}")
+                out.write(line + "\n")
+                out.flush()
+                written += 1
+                print(line, flush=True)
     print(f"made: {scanned} lost games, {written} confirmed blunders, {unconfirmed} not confirmed")
     fsf.quit()
 

@@ -49,6 +49,22 @@ def fmt(cp: int) -> str:
     return f"{cp / 100:+.2f}"
 
 
+def lost_games(path, player):
+    """(index from 1, game) for each game of the PGN file at `path` that `player`, a White or
+    Black tag, lost."""
+    with open(path) as f:
+        index = 0
+        while True:
+            game = chess.pgn.read_game(f)
+            if game is None:
+                return
+            index += 1
+            result = game.headers.get("Result")
+            white, black = game.headers.get("White"), game.headers.get("Black")
+            if (result == "1-0" and black == player) or (result == "0-1" and white == player):
+                yield index, game
+
+
 def analyse_game(game, player, fsf, depth, swing):
     """The first move of `player` after which FSF's eval (for the player) dropped by `swing`
     cp or more, ending below -swing/2 (or a forced mate against it)."""
@@ -120,53 +136,38 @@ def main():
     out = open(args.json, "w") if args.json else None
 
     lost = mates = avoided = sees = found = 0
-    with open(args.pgn) as f:
-        index = 0
-        while True:
-            game = chess.pgn.read_game(f)
-            if game is None:
-                break
-            index += 1
-            result = game.headers.get("Result")
-            white = game.headers.get("White")
-            black = game.headers.get("Black")
-            if args.player not in (white, black):
-                continue
-            if (result == "1-0" and black == args.player) or (result == "0-1" and white == args.player):
-                pass
-            else:
-                continue
-            lost += 1
-            s = analyse_game(game, args.player, fsf, args.depth, args.swing)
-            if s is None:
-                print(f"game {index}: lost, no single swing of {args.swing} cp found", flush=True)
-                continue
-            found += 1
-            mate = s["after"] <= -(MATE_CP - 500)
-            mates += mate
-            s["game"] = index
-            s["engine_here"] = engine_view(eng, s["fen"], times)
-            s["engine_after"] = engine_view(eng, s["fen_after"], times[:1])
-            if any(v["move"] != s["played"] for v in s["engine_here"][1:]):
-                avoided += 1
-            a = s["engine_after"][0]
-            if a["move"] == (s["refutation"][0] if s["refutation"] else None):
-                sees += 1
-            here = " ; ".join(
-                f"{v['time']}s {v['move']} {fmt(v['cp']) if v['cp'] is not None else '?'} (n {v['nodes']})"
-                for v in s["engine_here"]
-            )
-            print(
-                f"game {index} ply {s['ply']} ({s['color']}) played {s['played']}, fsf best {s['fsf_best']}: "
-                f"{fmt(s['before'])} -> {fmt(s['after'])} | refutation {' '.join(s['refutation'])}\n"
-                f"    engine here: {here}\n"
-                f"    engine after the blunder: {a['move']} {fmt(a['cp']) if a['cp'] is not None else '?'} "
-                f"(n {a['nodes']}) pv {' '.join(a['pv'])}",
-                flush=True,
-            )
-            if out:
-                out.write(json.dumps(s) + "\n")
-                out.flush()
+    for index, game in lost_games(args.pgn, args.player):
+        lost += 1
+        s = analyse_game(game, args.player, fsf, args.depth, args.swing)
+        if s is None:
+            print(f"game {index}: lost, no single swing of {args.swing} cp found", flush=True)
+            continue
+        found += 1
+        mate = s["after"] <= -(MATE_CP - 500)
+        mates += mate
+        s["game"] = index
+        s["engine_here"] = engine_view(eng, s["fen"], times)
+        s["engine_after"] = engine_view(eng, s["fen_after"], times[:1])
+        if any(v["move"] != s["played"] for v in s["engine_here"][1:]):
+            avoided += 1
+        a = s["engine_after"][0]
+        if a["move"] == (s["refutation"][0] if s["refutation"] else None):
+            sees += 1
+        here = " ; ".join(
+            f"{v['time']}s {v['move']} {fmt(v['cp']) if v['cp'] is not None else '?'} (n {v['nodes']})"
+            for v in s["engine_here"]
+        )
+        print(
+            f"game {index} ply {s['ply']} ({s['color']}) played {s['played']}, fsf best {s['fsf_best']}: "
+            f"{fmt(s['before'])} -> {fmt(s['after'])} | refutation {' '.join(s['refutation'])}\n"
+            f"    engine here: {here}\n"
+            f"    engine after the blunder: {a['move']} {fmt(a['cp']) if a['cp'] is not None else '?'} "
+            f"(n {a['nodes']}) pv {' '.join(a['pv'])}",
+            flush=True,
+        )
+        if out:
+            out.write(json.dumps(s) + "\n")
+            out.flush()
     print(
         f"summary: {lost} lost games, {found} with a swing of >= {args.swing} cp; "
         f"{mates} swings to a forced mate; with more time the engine plays another move in {avoided}; "
