@@ -65,7 +65,10 @@ pub struct SearchConfig {
     /// nodes ([`crate::alphabeta`]) looks at its position, and if it finds at most three moves
     /// that do not lose material or the king by force within its horizon (the others all
     /// scoring 1.5 pawns or more below its best), their priors are raised to at least
-    /// [`SearchConfig::ab_prior_weight`] shared among them. 0 (the default) is off.
+    /// [`SearchConfig::ab_prior_weight`] shared among them. Under a Gumbel root search
+    /// ([`SearchConfig::gumbel`]) the root is instead checked once as each search begins,
+    /// before its draws pick the actions considered, so the raised priors choose them and
+    /// enter the improved policy. 0 (the default) is off.
     pub ab_prior_nodes: u32,
     /// Visits (completed or in flight) at which a node gets its alpha-beta check.
     pub ab_prior_visits: u32,

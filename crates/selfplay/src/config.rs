@@ -62,6 +62,15 @@ pub struct SelfplayConfig {
     /// Monte Carlo, `atomzero_pimc::Pimc`: each a full state in which the opponent's bomb is
     /// one the player cannot rule out; the move's visits are shared among them).
     pub determinizations: usize,
+    /// Alpha-beta priors in self-play's searches (the engine's `AlphaBetaPriorNodes`,
+    /// `atomzero_mcts::SearchConfig::ab_prior_nodes`): when a node reaches
+    /// `ab_prior_visits` visits, a material alpha-beta search of this many nodes raises the
+    /// priors of the one to three moves that keep the material, so a full search's policy
+    /// target carries them (Gumbel's target is built from the raised priors). 0 (the
+    /// default) is off.
+    pub ab_prior_nodes: u32,
+    /// Visits at which a node gets its alpha-beta check (with `ab_prior_nodes` > 0).
+    pub ab_prior_visits: u32,
 }
 
 /// How self-play searches the root (`root_search` in the config).
@@ -131,6 +140,8 @@ impl Default for SelfplayConfig {
             gumbel_c_scale: 0.1,
             forced_playouts: 0.0,
             determinizations: 4,
+            ab_prior_nodes: 0,
+            ab_prior_visits: 32,
         }
     }
 }
@@ -146,6 +157,8 @@ impl SelfplayConfig {
             history,
             gumbel: self.gumbel(),
             forced_playouts: self.forced_playouts(noise),
+            ab_prior_nodes: self.ab_prior_nodes,
+            ab_prior_visits: self.ab_prior_visits,
             ..atomzero_mcts::SearchConfig::default()
         }
     }
@@ -216,6 +229,11 @@ impl SelfplayConfig {
             finite_at_least(self.gumbel_c_visit, 0.0) && finite_at_least(self.gumbel_c_scale, 0.0),
             "selfplay.gumbel_c_visit and gumbel_c_scale must be numbers >= 0",
         )?;
+        check(
+            self.ab_prior_nodes <= 100_000_000,
+            "selfplay.ab_prior_nodes must be at most 100000000",
+        )?;
+        check(self.ab_prior_visits >= 1, "selfplay.ab_prior_visits must be at least 1")?;
         Ok(())
     }
 }

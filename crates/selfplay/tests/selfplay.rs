@@ -402,3 +402,44 @@ fn a_bomb_game_alone_with_a_proven_root_moves_on() {
         assert_eq!(game.winner, Some(atomzero_rules::Color::White));
     }
 }
+
+#[test]
+fn alpha_beta_priors_put_the_tactic_into_the_policy_target() {
+    // White's knight takes the lone queen (Nxd5: the blast removes both) and every other
+    // move keeps the material at best: the material alpha-beta check singles it out. With
+    // the uniform evaluator the network's prior gives it no more than any other move, so
+    // only the check can put it in the Gumbel target.
+    let book =
+        Openings::parse_epd("4k3/8/8/3q4/8/2N5/8/4K3 w - - 0 1;\n", Variant::Atomic).unwrap();
+    let target_of_nxd5 = |ab_prior_nodes: u32| {
+        let config = SelfplayConfig {
+            root_search: atomzero_selfplay::RootSearch::Gumbel,
+            full_search_fraction: 1.0,
+            max_plies: 1,
+            resign_consecutive: 0,
+            ab_prior_nodes,
+            ab_prior_visits: 8,
+            ..small_config()
+        };
+        let mut games = Vec::new();
+        run(&UniformEvaluator, &config, Variant::Atomic, &book, 1, 0, 5, |e| {
+            if let SelfplayEvent::Game(r, _) = e {
+                games.push(*r);
+            }
+            true
+        });
+        use atomzero_rules::{CastlingMode, Position, Setup};
+        let setup = Setup::from_fen(&games[0].start_fen).unwrap();
+        let pos = Position::from_setup(setup, Variant::Atomic, CastlingMode::Standard).unwrap();
+        let nxd5 = pos.parse_uci("c3d5").unwrap();
+        let target = games[0].moves[0].target.as_ref().expect("a full search's target");
+        let weight = target.policy.iter().find(|(mv, _)| *mv == nxd5).map(|p| p.1).unwrap();
+        (weight, target.policy.len())
+    };
+    let (with_check, n) = target_of_nxd5(1000);
+    let (without, _) = target_of_nxd5(0);
+    assert!(without < 2.0 / n as f32, "without the check Nxd5 gets {without} of {n} moves");
+    assert!(with_check > 0.4, "with the check Nxd5 gets {with_check}");
+    let bad = SelfplayConfig { ab_prior_visits: 0, ..small_config() };
+    assert_eq!(bad.validate().unwrap_err(), "selfplay.ab_prior_visits must be at least 1");
+}

@@ -14,6 +14,8 @@
 //! material search misjudges sacrifices) and does not prove anything: it only tells the PUCT
 //! search where to look first. Raising to a floor is idempotent, so a node checked twice
 //! (a walk that collided and came back at the same visit count) ends as if checked once.
+//! A Gumbel root (self-play's) is not checked by its visits: `begin_gumbel_search` checks it
+//! once as each search begins, before the draws choose the actions considered.
 //!
 //! With [`crate::SearchConfig::ab_prior_proofs`] a check that finds a game end by force (a
 //! score within [`WIN_THRESHOLD`] of a win or a loss: the side to move explodes the enemy king

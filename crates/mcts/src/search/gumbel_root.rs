@@ -7,10 +7,22 @@ use crate::tree::{EdgeId, Expansion, Proven};
 use atomzero_rules::Move;
 
 impl Search {
-    /// Starts a Gumbel search at the root (nothing without `config.gumbel`): fresh draws,
-    /// the children's visits so far, the root's value and the halving schedule.
+    /// Starts a Gumbel search at the root (nothing without `config.gumbel`): the root's
+    /// alpha-beta check (with [`crate::SearchConfig::ab_prior_nodes`], before the draws, so
+    /// that the moves it singles out are considered and weigh in the improved policy), fresh
+    /// draws, the children's visits so far, the root's value and the halving schedule.
     pub(super) fn begin_gumbel_search(&mut self, raw_value: Option<f32>) {
         let Some(config) = self.config.gumbel else { return };
+        let root = &self.nodes[0];
+        if self.config.ab_prior_nodes > 0
+            && root.expansion == Expansion::Expanded
+            && root.n_edges > 1
+        {
+            // The root is never proved by its check; a reused root checked again ends as if
+            // checked once (the raise is to a floor).
+            let pos = *self.root_position();
+            self.ab_check(0, &pos, &[], u64::from(self.config.ab_prior_nodes));
+        }
         let mut g = std::mem::take(&mut self.gumbel);
         let root = &self.nodes[0];
         let expanded = root.expansion == Expansion::Expanded;
