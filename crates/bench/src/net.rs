@@ -95,10 +95,10 @@ pub fn run(
         device.seed(7);
         let net = config.init(&device).context("net")?.valid();
         let infer = InferNet::from_net(&net).context("atomzero-infer")?;
-        // The small path's bf16 and f16 products, where the CPU has them (`atomzero uci
+        // The small path's bf16, f16 and amx products, where the CPU has them (`atomzero uci
         // --precision auto` keeps the fastest).
         let mut narrow = Vec::new();
-        for precision in [Precision::Bf16, Precision::F16].into_iter().filter(|p| p.supported()) {
+        for precision in Precision::NARROW.into_iter().filter(|p| p.supported()) {
             let net = infer.clone().with_precision(precision);
             narrow.push((precision, net.context(format!("atomzero-infer {precision}"))?));
         }
@@ -191,10 +191,7 @@ pub fn run(
                 }
                 let (f32s, narrows) =
                     (batch as f64 / median(f32_rounds), batch as f64 / median(narrow_rounds));
-                let feature = match precision {
-                    Precision::F16 => "AVX-512 FP16",
-                    _ => "AVX-512 BF16",
-                };
+                let feature = precision.needs();
                 writeln!(
                     out,
                     "    {precision} products ({feature}; atomzero uci's auto keeps the fastest at >= {AUTO_MIN_RATIO}x): {narrows:>9.1} pos/s \

@@ -23,9 +23,10 @@ pub struct UciArgs {
     #[arg(long, default_value = "standard")]
     start: String,
     /// Arithmetic of the network's small batches on the CPU: `auto` (where the CPU has AVX-512
-    /// BF16, both are timed on the loaded net and bf16 products kept only if at least 1.05x
-    /// as fast; else f32), `f32` or `bf16` (an error without AVX-512 BF16).
-    /// docs/experiments.md, Changes 8 and 14, have the measurements behind the default.
+    /// BF16, FP16 or AMX-BF16 tiles, f32 and each of those is timed on the loaded net and the
+    /// fastest kept only if at least 1.05x f32's speed; else f32), `f32`, `bf16` (AVX-512 BF16),
+    /// `f16` (AVX-512 FP16) or `amx` (bf16 products on AMX tiles); a named one the CPU lacks is
+    /// an error. docs/experiments.md, Changes 8, 14, 15 and 21, have the measurements.
     #[arg(long, default_value = "auto")]
     precision: String,
 }

@@ -326,13 +326,13 @@ fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
     assert!(out.lines().any(|l| l.starts_with("bestmove ")), "{out}");
     let nets: Vec<_> = std::fs::read_dir(cache.join("nets")).unwrap().collect();
     assert_eq!(nets.len(), 1);
-    // `--precision auto` (the default) times f32 against bf16 and f16 where the CPU has AVX-512
-    // BF16 or FP16 and runs the fastest of them that measured at least 1.05x f32's speed (and
+    // `--precision auto` (the default) times f32 against bf16, f16 and amx where the CPU has
+    // AVX-512 BF16, FP16 or AMX-BF16 tiles and runs the fastest of them that measured at least 1.05x f32's speed (and
     // whose outputs agreed with f32's); the "model loaded" line says what it measured and kept.
     // Elsewhere f32, nothing measured. `--precision f32` never runs them.
     use atomzero_infer::Precision;
     let available: Vec<Precision> =
-        [Precision::Bf16, Precision::F16].into_iter().filter(|p| p.supported()).collect();
+        Precision::NARROW.into_iter().filter(|p| p.supported()).collect();
     let loaded = out.lines().find(|l| l.contains("model loaded: ")).expect(&out);
     // (", bf16 products" contains "f16 products": the comma keeps them apart.)
     let kept = |p: Precision| loaded.contains(&format!(", {p} products"));
@@ -373,20 +373,19 @@ fn uci_plays_with_the_shipped_network_when_no_model_is_given() {
             }
         }
     }
-    for precision in [Precision::F32, Precision::Bf16, Precision::F16] {
+    for precision in [Precision::F32, Precision::Bf16, Precision::F16, Precision::Amx] {
         let input = b"position startpos\ngo nodes 16\nquit\n";
         let o = uci_session(&["--precision", precision.name()], &cache, input);
         let (out, err) = (stdout(&o), stderr(&o));
         if precision.supported() {
             assert!(o.status.success(), "{precision}: {err}");
-            for p in [Precision::Bf16, Precision::F16] {
+            for p in Precision::NARROW {
                 assert_eq!(out.contains(&format!(", {p} products")), p == precision, "{out}");
             }
             assert!(out.lines().any(|l| l.starts_with("bestmove ")), "{out}");
         } else {
             assert_eq!(o.status.code(), Some(2), "{precision}: {err}");
-            let feature = if precision == Precision::F16 { "AVX-512 FP16" } else { "AVX-512 BF16" };
-            assert!(err.contains(feature), "{err}");
+            assert!(err.contains(precision.needs()), "{err}");
         }
     }
 }
@@ -422,12 +421,10 @@ fn bench_net_measures_its_peak_in_the_same_run() {
     // Every share is of that peak, with the figure beside it.
     assert!(out.contains("% of peak"), "{out}");
     assert!(out.lines().any(|l| l.contains("infer batch    1:")), "{out}");
-    // The bf16 and f16 products' lines, with their same-run ratios, exactly where the CPU has
+    // The bf16, f16 and amx products' lines, with their same-run ratios, exactly where the CPU has
     // them.
-    for (precision, feature) in [
-        (atomzero_infer::Precision::Bf16, "AVX-512 BF16"),
-        (atomzero_infer::Precision::F16, "AVX-512 FP16"),
-    ] {
+    for precision in atomzero_infer::Precision::NARROW {
+        let feature = precision.needs();
         let line = out.lines().find(|l| l.contains(&format!("{precision} products ({feature}")));
         assert_eq!(line.is_some(), precision.supported(), "{out}");
         if let Some(line) = line {

@@ -35,15 +35,32 @@ pub enum Precision {
     /// f16 operands, f16 sums of up to 16 products widened and added in f32 (hosts with
     /// AVX-512 FP16: [`crate::f16::f16_supported`]).
     F16,
+    /// bf16 as [`Precision::Bf16`], the 3×3 convolutions' Winograd products on AMX tiles
+    /// (hosts with AMX-BF16 that Linux lends the tiles: [`crate::amx::amx_supported`]).
+    Amx,
 }
 
 impl Precision {
+    /// The narrower arithmetics than f32, in the order `auto` measures and prints them.
+    pub const NARROW: [Precision; 3] = [Precision::Bf16, Precision::F16, Precision::Amx];
+
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Precision::F32 => "f32",
             Precision::Bf16 => "bf16",
             Precision::F16 => "f16",
+            Precision::Amx => "amx",
+        }
+    }
+
+    /// What the CPU needs for this arithmetic, for messages.
+    pub fn needs(self) -> &'static str {
+        match self {
+            Precision::F32 => "nothing",
+            Precision::Bf16 => "AVX-512 BF16",
+            Precision::F16 => "AVX-512 FP16",
+            Precision::Amx => "AMX-BF16 tiles",
         }
     }
 
@@ -53,6 +70,7 @@ impl Precision {
             Precision::F32 => true,
             Precision::Bf16 => bf16_supported(),
             Precision::F16 => crate::f16::f16_supported(),
+            Precision::Amx => crate::amx::amx_supported(),
         }
     }
 }
@@ -71,7 +89,8 @@ impl FromStr for Precision {
             "f32" => Ok(Precision::F32),
             "bf16" => Ok(Precision::Bf16),
             "f16" => Ok(Precision::F16),
-            other => Err(format!("unknown precision '{other}' (expected f32, bf16 or f16)")),
+            "amx" => Ok(Precision::Amx),
+            other => Err(format!("unknown precision '{other}' (expected f32, bf16, f16 or amx)")),
         }
     }
 }
@@ -96,7 +115,7 @@ impl FromStr for PrecisionChoice {
         match s {
             "auto" => Ok(PrecisionChoice::Auto),
             other => other.parse().map(PrecisionChoice::Fixed).map_err(|_| {
-                format!("unknown precision '{other}' (expected f32, bf16, f16 or auto)")
+                format!("unknown precision '{other}' (expected f32, bf16, f16, amx or auto)")
             }),
         }
     }
@@ -154,6 +173,11 @@ impl PackedBf16 {
     /// Columns of `b`.
     pub fn n(&self) -> usize {
         self.n
+    }
+
+    /// The packed words, `[⌈k/2⌉][n]`.
+    pub(crate) fn words(&self) -> &[u32] {
+        &self.words
     }
 }
 

@@ -4,7 +4,8 @@
 //! A CPU flag is not a promise of speed: AVX-512 BF16's `vdpbf16ps` does twice an f32 FMA's
 //! multiply-adds per instruction, but on AMD Zen 4 the bf16 products ran the shipped net 1.18×
 //! as fast as f32 and on an Intel Sapphire Rapids host (2026-11-30) 0.80×, where AVX-512 FP16's
-//! f16 products are the fast ones (docs/experiments.md, Changes 8, 14 and 15). So `auto` times
+//! f16 products are the fast ones (docs/experiments.md, Changes 8, 14 and 15), and where the
+//! host lends AMX tiles, bf16 products on them may be faster still (Change 21). So `auto` times
 //! f32 and each narrower arithmetic the CPU has on the net itself: batches of
 //! [`CALIBRATION_BATCH`] positions (the engine's default `MinibatchSize`), the arithmetics
 //! alternated in [`CALIBRATION_ROUNDS`] rounds of about [`ROUND_SECONDS`] each, the median round
@@ -38,7 +39,7 @@ pub const ROUND_SECONDS: f64 = 0.01;
 /// One narrower arithmetic as `auto` measured it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Measured {
-    /// bf16 or f16.
+    /// bf16, f16 or amx.
     pub precision: Precision,
     /// Positions per second.
     pub per_second: f64,
@@ -53,7 +54,7 @@ pub struct Measured {
 pub struct Calibration {
     /// f32 throughout.
     pub f32_per_second: f64,
-    /// bf16 and f16 products, where the CPU has them.
+    /// bf16, f16 and amx products, where the CPU has them.
     pub measured: Vec<Measured>,
 }
 
@@ -105,7 +106,7 @@ impl InferNet {
             PrecisionChoice::Fixed(precision) => Ok((self.with_precision(precision)?, None)),
             PrecisionChoice::Auto => {
                 let f32_net = self.with_precision(Precision::F32)?;
-                let narrow: Vec<InferNet> = [Precision::Bf16, Precision::F16]
+                let narrow: Vec<InferNet> = Precision::NARROW
                     .into_iter()
                     .filter(|p| p.supported())
                     .map(|p| f32_net.clone().with_precision(p))

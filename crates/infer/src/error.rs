@@ -49,7 +49,7 @@ pub enum InferError {
         per_position: usize,
     },
     /// An arithmetic asked for on a CPU without its instructions (bf16: AVX-512 BF16; f16:
-    /// AVX-512 FP16).
+    /// AVX-512 FP16; amx: AMX-BF16).
     Unsupported(crate::bf16::Precision),
     /// The moves handed to [`crate::InferNet::forward_moves_into`] do not fit its batch (the
     /// counts, the indices or the output buffer).
@@ -86,10 +86,7 @@ impl fmt::Display for InferError {
             InferError::Unsupported(precision) => write!(
                 f,
                 "precision {precision} needs a CPU with {} (this one has none); use f32",
-                match precision {
-                    crate::bf16::Precision::F16 => "AVX-512 FP16",
-                    _ => "AVX-512 BF16",
-                }
+                precision.needs()
             ),
         }
     }

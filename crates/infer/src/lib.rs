@@ -14,7 +14,8 @@
 //! - [`gemm`]: the matrix products (weights packed once, activations read in place; SIMD
 //!   through `pulp`), public for the trainer (`atomzero-backprop`).
 //! - [`bf16`] and [`f16`]: the small-batch path's products in bfloat16 on hosts with AVX-512
-//!   BF16 and in IEEE half precision on hosts with AVX-512 FP16 ([`Precision`]);
+//!   BF16 and in IEEE half precision on hosts with AVX-512 FP16 ([`Precision`]); [`amx`]: the
+//!   bf16 Winograd products on Intel AMX tiles where the host lends them;
 //!   [`calibrate`]: `--precision auto` keeps one only where it is measured faster on the
 //!   loaded net (and, for f16, its outputs agree with f32's).
 //! - [`InferEvaluator`] (`evaluator`): `atomzero_mcts::Evaluator`, a drop-in for
@@ -22,6 +23,7 @@
 //!
 //! Outputs equal Burn's `Net::forward` in eval mode to within 1e-4 (tested).
 
+pub mod amx;
 pub mod bf16;
 pub mod calibrate;
 mod direct;

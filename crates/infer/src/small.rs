@@ -49,6 +49,8 @@ struct Conv3 {
     ut_packed: Option<PackedPoints>,
     /// Whether the transforms run in AVX-512 ([`crate::wino512`]) rather than portably.
     avx512: bool,
+    /// Whether the bf16 products run on AMX tiles ([`Precision::Amx`], where they fit).
+    amx: bool,
 }
 
 /// `Uᵀ[ξ]` packed for a narrower arithmetic than f32, one per Winograd point.
@@ -70,7 +72,7 @@ impl Packed {
     fn new(precision: Precision, b: &[f32], k: usize, n: usize) -> Option<Packed> {
         match precision {
             Precision::F32 => None,
-            Precision::Bf16 => Some(Packed::Bf16(PackedBf16::new(b, k, n))),
+            Precision::Bf16 | Precision::Amx => Some(Packed::Bf16(PackedBf16::new(b, k, n))),
             Precision::F16 => Some(Packed::F16(PackedF16::new(b, k, n))),
         }
     }
@@ -110,16 +112,18 @@ impl Conv3 {
             bias: w.bias.clone(),
             direct,
             ut_packed: None,
+            amx: false,
             avx512: crate::wino512::supported(),
         }
     }
 
     fn set_precision(&mut self, precision: Precision) {
         let (k, n) = (self.c_in, self.c_out);
+        self.amx = precision == Precision::Amx;
         let point = |xi: usize| &self.ut[xi * k * n..(xi + 1) * k * n];
         self.ut_packed = match precision {
             Precision::F32 => None,
-            Precision::Bf16 => Some(PackedPoints::Bf16(
+            Precision::Bf16 | Precision::Amx => Some(PackedPoints::Bf16(
                 (0..TILE_POINTS).map(|xi| PackedBf16::new(point(xi), k, n)).collect(),
             )),
             Precision::F16 => Some(PackedPoints::F16(
@@ -185,9 +189,13 @@ impl Conv3 {
                 wino512::input_transform_pairs(input, self.c_in, nb, Narrow::Bf16, pairs);
                 let c_stride = xi_stride(nb, self.c_out);
                 let m = sized(&mut s.m, TILE_POINTS * c_stride);
-                for (xi, b) in points.iter().enumerate() {
-                    let c = &mut m[xi * c_stride..xi * c_stride + rows * self.c_out];
-                    crate::bf16::products_of_pairs(&pairs[xi * stride..], rows, b, c);
+                if self.amx && crate::amx::fits(rows, self.c_in, self.c_out) {
+                    crate::amx::products_points(pairs, stride, rows, points, m, c_stride);
+                } else {
+                    for (xi, b) in points.iter().enumerate() {
+                        let c = &mut m[xi * c_stride..xi * c_stride + rows * self.c_out];
+                        crate::bf16::products_of_pairs(&pairs[xi * stride..], rows, b, c);
+                    }
                 }
                 wino512::output_transform_f32(m, self.c_out, nb, &self.bias, epilogue, out);
             }

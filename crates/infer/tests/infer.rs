@@ -417,11 +417,12 @@ fn damaged_files_and_bytes_are_errors() {
     assert!(infer.forward(&[], 0).unwrap().policy.is_empty());
 }
 
-/// The bf16 and f16 products against f32 on the shipped network (nets/atomic.safetensors) and
+/// The bf16, f16 and amx products against f32 on the shipped network (nets/atomic.safetensors) and
 /// 600 positions of random games: close, not equal. Measured on an AVX-512 BF16 host
 /// (docs/experiments.md, Change 8): bf16's largest prior difference per position averages
 /// 0.033, the value difference 0.020, the top move agrees in 94.5%; f16 (11 bits of
-/// significand to bf16's 8, Change 15) is closer still. A wrong pairing of the operands or a lost
+/// significand to bf16's 8, Change 15) is closer still; amx rounds as bf16 does and only adds
+/// in another order (Change 21), so it keeps bf16's bounds. A wrong pairing of the operands or a lost
 /// tail of columns breaks each bound by far. On a CPU without the instructions the precision is
 /// refused with its own error.
 #[test]
@@ -436,6 +437,7 @@ fn narrow_products_stay_close_to_f32_on_the_shipped_net() {
     for (precision, feature, bounds) in [
         (Precision::Bf16, "AVX-512 BF16", (0.06, 0.04, 0.88)),
         (Precision::F16, "AVX-512 FP16", (0.02, 0.01, 0.95)),
+        (Precision::Amx, "AMX-BF16", (0.06, 0.04, 0.88)),
     ] {
         let narrow = match net.clone().with_precision(precision) {
             Ok(narrow) => narrow,
@@ -477,7 +479,7 @@ fn narrow_products_stay_close_to_f32_on_the_shipped_net() {
     }
 }
 
-/// `--precision auto` on the shipped net: without AVX-512 BF16 or FP16 nothing is measured and
+/// `--precision auto` on the shipped net: without AVX-512 BF16, FP16 or AMX nothing is measured and
 /// the net runs f32; with either, f32 and each arithmetic the CPU has are timed (positive
 /// speeds), their outputs agree with f32's (finite, a gap below `AUTO_MAX_GAP`), and the net kept
 /// runs the one the measurement picks. A named precision is kept as named, never measured.
@@ -493,7 +495,7 @@ fn auto_precision_keeps_the_arithmetic_it_measured_faster() {
     assert_eq!((fixed.precision(), measured), (Precision::F32, None));
     let (auto, calibration) = net.with_choice(PrecisionChoice::Auto).unwrap();
     let available: Vec<Precision> =
-        [Precision::Bf16, Precision::F16].into_iter().filter(|p| p.supported()).collect();
+        Precision::NARROW.into_iter().filter(|p| p.supported()).collect();
     match calibration {
         None => {
             assert!(available.is_empty());
