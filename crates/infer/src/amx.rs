@@ -198,25 +198,23 @@ mod x86 {
                         if two {
                             zero!(1);
                         }
-                        let mut q = 0;
-                        while q < full {
-                            load!(2, a_rows.add(q), a_stride);
-                            load!(3, w.add(q * n + j), bc_stride);
-                            dot!(0, 2, 3);
-                            if two {
-                                load!(4, w.add(q * n + j + 16), bc_stride);
-                                dot!(1, 2, 4);
-                            }
-                            q += 16;
+                        // The words from `q` on, `a` in tile $a, `b`'s column blocks in $b0/$b1.
+                        macro_rules! block {
+                            ($a:literal, $b0:literal, $b1:literal, $q:expr) => {
+                                load!($a, a_rows.add($q), a_stride);
+                                load!($b0, w.add($q * n + j), bc_stride);
+                                dot!(0, $a, $b0);
+                                if two {
+                                    load!($b1, w.add($q * n + j + 16), bc_stride);
+                                    dot!(1, $a, $b1);
+                                }
+                            };
+                        }
+                        for q in (0..full).step_by(16) {
+                            block!(2, 3, 4, q);
                         }
                         if tail > 0 {
-                            load!(5, a_rows.add(full), a_stride);
-                            load!(6, w.add(full * n + j), bc_stride);
-                            dot!(0, 5, 6);
-                            if two {
-                                load!(7, w.add(full * n + j + 16), bc_stride);
-                                dot!(1, 5, 7);
-                            }
+                            block!(5, 6, 7, full);
                         }
                         store!(0, c_rows.add(j), bc_stride);
                         if two {
