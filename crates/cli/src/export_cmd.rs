@@ -3,6 +3,9 @@
 //! reference dump (encoded positions from random games and the net's own outputs on them) that
 //! `scripts/onnx_check.py` compares with onnxruntime.
 //!
+//! `--grow BLOCKSxFILTERS` exports the net grown to that size with the same outputs
+//! (`atomzero_nn::grow`).
+//!
 //! `--model random` exports a freshly initialised net (`--net tiny|default`, seeded by
 //! `--seed`), which is how the check scripts get a net without training one.
 //!
@@ -29,10 +32,15 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The network to export: a weights file with its `.json` sidecar, or `random` for a freshly
-    /// initialised net (see --net and --seed).
+    /// The network to export: a weights file with its `.json` sidecar, `shipped` (the network in
+    /// the binary), or `random` for a freshly initialised net (see --net and --seed).
     #[arg(long)]
     model: String,
+    /// Grow the net first to BLOCKSxFILTERS (e.g. `6x48`): a wider and/or deeper net that
+    /// computes what the model computes (old units read only old units; the new ones are drawn
+    /// fresh, seeded by --seed), to train at that size with `atomzero run --init`.
+    #[arg(long, value_name = "BLOCKSxFILTERS", value_parser = parse_size)]
+    grow: Option<(usize, usize)>,
     /// Output file.
     #[arg(long)]
     out: PathBuf,
@@ -101,7 +109,13 @@ pub fn run(args: ExportArgs) -> Result<()> {
         };
         (net, provenance, None)
     } else {
-        let path = Path::new(&args.model);
+        let shipped;
+        let path = if args.model == crate::shipped::SPEC {
+            shipped = crate::shipped::path()?;
+            shipped.as_path()
+        } else {
+            Path::new(&args.model)
+        };
         if !path.is_file() {
             bail!("model '{}' not found (expected a network file or 'random')", path.display());
         }
@@ -118,6 +132,27 @@ pub fn run(args: ExportArgs) -> Result<()> {
         };
         let source = path.file_name().map(|n| n.to_string_lossy().into_owned());
         (net, provenance, source)
+    };
+    let (net, provenance) = match args.grow {
+        None => (net, provenance),
+        Some((blocks, filters)) => {
+            let small = net.config().clone();
+            let large = NetConfig { blocks, filters, ..small.clone() };
+            device.seed(args.seed);
+            let grown = atomzero_nn::grow(&net, &large, &device)
+                .map_err(|e| anyhow!("cannot grow {}: {e}", args.model))?;
+            println!(
+                "grown: {}x{} ({} values) -> {}x{} ({} values), the same outputs",
+                small.blocks,
+                small.filters,
+                small.parameters(),
+                blocks,
+                filters,
+                large.parameters()
+            );
+            let parent = source.clone().or(Some(args.model.clone()));
+            (grown, Provenance { parent, ..provenance })
+        }
     };
 
     match format {
@@ -153,6 +188,15 @@ pub fn run(args: ExportArgs) -> Result<()> {
         println!("reference: {} positions in {}", args.reference_positions, dir.display());
     }
     Ok(())
+}
+
+/// `BLOCKSxFILTERS`, e.g. `6x48`.
+fn parse_size(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("'{text}': expected BLOCKSxFILTERS, e.g. 6x48");
+    let (blocks, filters) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let blocks = blocks.trim().parse().map_err(|_| bad())?;
+    let filters = filters.trim().parse().map_err(|_| bad())?;
+    Ok((blocks, filters))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

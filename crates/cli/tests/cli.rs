@@ -929,3 +929,57 @@ fn gate_promotes_a_candidate_the_way_a_run_does_and_stops_at_a_bad_pointer() {
     );
     assert!(candidate.exists() && !models.join("000002.safetensors").exists());
 }
+
+/// The little-endian f32 values of a `.npy` file `export --reference` wrote.
+fn npy_values(path: &std::path::Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    let header = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    bytes[10 + header..]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// `export --grow` turns the shipped 4x32 into a 5x48 that gives the same policy and value
+/// logits on the same reference positions, saved with its own architecture in the sidecar;
+/// a size it cannot grow to is refused by name.
+#[test]
+fn export_grows_the_shipped_net_without_changing_what_it_computes() {
+    let dir = temp_dir("export-grow");
+    let export = |extra: &[&str], out: &str, reference: &str| {
+        let out = dir.join(out);
+        let reference = dir.join(reference);
+        let mut args: Vec<String> =
+            ["export", "--model", "shipped", "--out"].map(String::from).into();
+        args.push(out.to_string_lossy().into_owned());
+        args.push("--reference".into());
+        args.push(reference.to_string_lossy().into_owned());
+        args.extend(["--reference-positions", "20", "--seed", "4"].map(String::from));
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let o = Command::new(env!("CARGO_BIN_EXE_atomzero"))
+            .args(&args)
+            .env("ATOMZERO_CACHE", dir.join("cache"))
+            .output()
+            .unwrap();
+        (o, reference)
+    };
+    let (o, plain) = export(&[], "plain.safetensors", "plain");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (o, grown) = export(&["--grow", "5x48"], "grown.safetensors", "grown");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("grown: 4x32") && stdout(&o).contains("-> 5x48"), "{}", stdout(&o));
+    let sidecar = std::fs::read_to_string(dir.join("grown.json")).unwrap();
+    assert!(sidecar.contains("\"blocks\": 5") && sidecar.contains("\"filters\": 48"), "{sidecar}");
+    for file in ["policy.npy", "wdl.npy"] {
+        let (a, b) = (npy_values(&plain.join(file)), npy_values(&grown.join(file)));
+        let scale = a.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let worst = a.iter().zip(&b).fold(0.0f32, |m, (p, q)| m.max((p - q).abs()));
+        assert!(scale > 0.1 && a.len() == b.len() && worst <= 1e-4 * scale, "{file}: {worst}");
+    }
+    for (size, expected) in [("3x48", "never shrinks"), ("6by48", "BLOCKSxFILTERS")] {
+        let (o, _) = export(&["--grow", size], "bad.safetensors", "bad");
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{}", stderr(&o));
+        assert!(!dir.join("bad.safetensors").exists());
+    }
+}

@@ -14,6 +14,8 @@
 //!   atomically and checked on load; the weights as bytes in memory (`Net::to_safetensors`,
 //!   `NetConfig::load_safetensors`) for the trainers and the CPU inference.
 //! - [`NetEvaluator`]: batched inference behind `atomzero_mcts::Evaluator`.
+//! - [`grow`]: a net grown wider and/or deeper that computes what it computed (an old unit
+//!   reads only old units), to continue training at a bigger size.
 //! - [`export`]: the inference graph as an ONNX model (batch norm folded, dynamic batch,
 //!   metadata describing the encoding and the policy layout).
 //!
@@ -25,6 +27,7 @@ pub mod config;
 pub mod device;
 pub mod evaluator;
 pub mod export;
+pub mod grow;
 pub mod layout;
 pub mod model;
 
@@ -37,5 +40,6 @@ pub use config::{ConfigError, FieldDifference, MAX_WEIGHT_BYTES, NetConfig, huma
 pub use device::{DeviceError, DeviceKind, check_device, device_name};
 pub use evaluator::{DEFAULT_MAX_BATCH, NetEvaluator, batch_padding, padded_batch};
 pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx};
+pub use grow::{GrowError, check_growable, grow};
 pub use layout::{Layer, LayerKind, NetLayout, TensorRole, TensorSpec};
 pub use model::{Net, NetOutput};
