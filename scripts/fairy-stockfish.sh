@@ -11,6 +11,13 @@
 # No NNUE net is embedded (-DNNUE_EMBEDDING_OFF), so the engine plays atomic with its classical
 # evaluation, which is how it is rated here.
 #
+# It is built as Fairy-Stockfish's own Makefile builds its fast 8x8 engines (ARCH=x86-64-bmi2,
+# largeboards=no): -O3, 64-bit bitboards, and the host's POPCNT, PEXT (BMI2) and AVX2 where
+# /proc/cpuinfo lists them. Until 2026-12-03 this script built with -O2 and -DLARGEBOARDS
+# (128-bit bitboards) and none of them: 1.2-2x fewer nodes per second, about 75 Elo at 0.1 s
+# a move (docs/experiments.md, "The Fairy-Stockfish we measured against"). The flags are
+# written beside the binary (build-flags); a cached binary built with other flags is rebuilt.
+#
 # Usage: bash scripts/fairy-stockfish.sh      (prints e.g. ~/.cache/atomzero/fairy-stockfish/0.0.90/fairy-stockfish)
 # Env:   ATOMZERO_CACHE (default ~/.cache/atomzero), CXX (default g++), JOBS (default nproc)
 set -euo pipefail
@@ -25,7 +32,15 @@ check() {
   printf 'uci\nquit\n' | timeout 20 "$1" 2> /dev/null | grep -q 'option name UCI_Variant.* var atomic'
 }
 
-if [ -x "$bin" ] && check "$bin"; then
+flags=(-std=c++17 -O3 -DNDEBUG -DIS_64BIT -DALLVARS -DNNUE_EMBEDDING_OFF)
+cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo 2> /dev/null | cut -d: -f2) "
+if [[ "$cpu_flags" == *" popcnt "* && "$cpu_flags" == *" sse4_2 "* ]]; then
+  flags+=(-DUSE_POPCNT -msse4.2 -mpopcnt -DUSE_SSE41 -msse4.1 -DUSE_SSSE3 -mssse3 -DUSE_SSE2 -msse2)
+fi
+[[ "$cpu_flags" == *" bmi2 "* ]] && flags+=(-DUSE_PEXT -mbmi2)
+[[ "$cpu_flags" == *" avx2 "* ]] && flags+=(-DUSE_AVX2 -mavx2)
+
+if [ -x "$bin" ] && [ "$(cat "$cache/build-flags" 2> /dev/null)" = "${flags[*]}" ] && check "$bin"; then
   echo "$bin"
   exit 0
 fi
@@ -47,15 +62,13 @@ fi
 tar xzf "$sdist" -C "$work"
 src="$work/pyffish-$version/src"
 
-flags=(-std=c++17 -O2 -DNDEBUG -DIS_64BIT -DLARGEBOARDS -DALLVARS -DPRECOMPUTED_MAGICS
-  -DNNUE_EMBEDDING_OFF)
 sources=()
 for f in "$src"/*.cpp "$src"/syzygy/*.cpp "$src"/nnue/*.cpp "$src"/nnue/features/*.cpp; do
   case "$(basename "$f")" in pyffish.cpp | ffishjs.cpp) continue ;; esac
   sources+=("$f")
 done
 jobs="${JOBS:-$(nproc)}"
-echo "fairy-stockfish.sh: compiling ${#sources[@]} files with ${CXX:-g++} ($jobs jobs, a few minutes)" >&2
+echo "fairy-stockfish.sh: compiling ${#sources[@]} files with ${CXX:-g++} ${flags[*]} ($jobs jobs, a few minutes)" >&2
 mkdir -p "$work/obj"
 printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c \
   'f="$1"; shift; o="$0/$(echo "$f" | md5sum | cut -c1-12).o"; "${CXX:-g++}" "$@" -c "$f" -o "$o"' \
@@ -68,4 +81,6 @@ if ! check "$work/fairy-stockfish"; then
 fi
 mv -f "$work/fairy-stockfish" "$bin.tmp"
 mv -f "$bin.tmp" "$bin"
+echo "${flags[*]}" > "$cache/build-flags.tmp"
+mv -f "$cache/build-flags.tmp" "$cache/build-flags"
 echo "$bin"
