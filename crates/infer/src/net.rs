@@ -34,6 +34,10 @@ use crate::winograd::{self, Epilogue, TILE_POINTS, TILES};
 /// Default positions per chunk of a forward pass (measured: see the crate README).
 pub const CHUNK: usize = 32;
 
+/// Positions per part of [`InferNet::forward_moves_into`]'s batches on the small-batch path
+/// (nets of up to 96 filters: the most [`takes_small_path`] takes).
+const SMALL_PART: usize = 16;
+
 /// A 3×3 convolution: its weights in the Winograd domain (`u[ξ]`, `c_out × c_in` each).
 #[derive(Clone, Debug)]
 struct Conv3x3 {
@@ -328,9 +332,11 @@ impl InferNet {
     /// [`InferNet::forward_into`] with only the policy logits asked for: `moves` holds policy
     /// indices (`plane · 64 + square`, below 4,672), `counts[b]` of them for position `b`, in
     /// order, and `move_logits[i]` gets the logit of `moves[i]` (`wdl` as in `forward_into`).
-    /// A batch that fits one chunk of the small-batch path (the engine's) computes just those
-    /// logits, dot products instead of the policy's whole 1×1 convolution (in f32 under either
-    /// [`Precision`]); a larger one runs `forward_into` and picks them out.
+    /// On the small-batch path it computes just those logits, dot products instead of the
+    /// policy's whole 1×1 convolution (in f32 under either [`Precision`]): nets of up to 96
+    /// filters take it at any batch, in parts of up to 16 positions (the engine's batches and
+    /// self-play's alike); a wider net takes it for a batch that fits it whole, and otherwise
+    /// runs `forward_into` and picks the logits out.
     #[allow(clippy::too_many_arguments)]
     pub fn forward_moves_into(
         &self,
@@ -360,20 +366,33 @@ impl InferNet {
         if let Some(&index) = moves.iter().find(|&&i| i as usize >= POLICY_SIZE) {
             return Err(InferError::Moves(format!("index {index} is not below {POLICY_SIZE}")));
         }
-        if batch <= self.chunk && takes_small_path(batch, self.config.filters) {
-            buffer_fits("input", input.len(), batch, self.planes * 64)?;
+        // Nets of up to 96 filters take the small-batch path at any batch, in parts of up to
+        // 16 positions: its transforms and the legal moves' dot products beat the main path's
+        // whole policy (self-play, batches of up to 128: 1.6× the positions/s; crate README).
+        // Wider nets take it only for a batch that fits it whole.
+        let filters = self.config.filters;
+        let part = if filters <= 96 { SMALL_PART.min(self.chunk) } else { batch };
+        if takes_small_path(part.min(batch), filters) && (filters <= 96 || batch <= self.chunk) {
+            let per_input = self.planes * 64;
+            buffer_fits("input", input.len(), batch, per_input)?;
             buffer_fits("wdl", wdl.len(), batch, 3)?;
             let ws = &mut workspace.small;
-            self.small.forward_moves(
-                input,
-                self.planes,
-                batch,
-                ws,
-                moves,
-                counts,
-                move_logits,
-                wdl,
-            );
+            let (mut first, mut at) = (0, 0);
+            while first < batch {
+                let nb = part.min(batch - first);
+                let n_moves: usize = counts[first..first + nb].iter().sum();
+                self.small.forward_moves(
+                    &input[first * per_input..(first + nb) * per_input],
+                    self.planes,
+                    nb,
+                    ws,
+                    &moves[at..at + n_moves],
+                    &counts[first..first + nb],
+                    &mut move_logits[at..at + n_moves],
+                    &mut wdl[first * 3..(first + nb) * 3],
+                );
+                (first, at) = (first + nb, at + n_moves);
+            }
             return Ok(());
         }
         let mut policy = std::mem::take(&mut workspace.full_policy);

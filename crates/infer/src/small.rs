@@ -1,10 +1,12 @@
-//! The forward pass for small batches ([`takes_small_path`]: the UCI engine's first rounds,
-//! match and gate players' batches of 8), where the main path's layout has too few positions
-//! to fill a vector. Activations are channel-inner, `[nb][64][C]` (position,
-//! square, channel), so every transform and epilogue runs over channels as lanes, and each 3×3
-//! convolution is Winograd F(4×4, 3×3) with its 36 products turned around,
-//! `Mᵀ[ξ] = V[ξ] · Uᵀ[ξ]` (`[4·nb × C_in] · [C_in × C_out]`): the few tile rows are the
-//! broadcast side, the weights the vector side (`gemm::gemm_rm`, nothing packed per call).
+//! The forward pass for small batches ([`takes_small_path`]: the UCI engine's rounds, match
+//! and gate players' batches of 8, and for nets of up to 96 filters every batch of
+//! [`crate::InferNet::forward_moves_into`], self-play's included, in parts of 16), where the
+//! main path's layout has too few positions to fill a vector. Activations are channel-inner,
+//! `[nb][64][C]` (position, square, channel), so every transform and epilogue runs over
+//! channels as lanes, and each 3×3 convolution is Winograd F(4×4, 3×3) with its 36 products
+//! turned around, `Mᵀ[ξ] = V[ξ] · Uᵀ[ξ]` (`[4·nb × C_in] · [C_in × C_out]`): the few tile
+//! rows are the broadcast side, the weights the vector side (`gemm::gemm_rm`, nothing packed
+//! per call).
 //!
 //! ```text
 //! input [nb, planes, 64] → [nb][64][planes]

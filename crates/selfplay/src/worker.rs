@@ -508,8 +508,8 @@ fn worker<E: Evaluator + ?Sized>(
 /// thread; `on_event` returning `false` stops self-play (games in progress are abandoned).
 /// Games are seeded by `seed` and their index, so a game's moves do not depend on the thread
 /// that played it, nor on how leaves were batched, as long as an evaluation does not depend on
-/// the batch it is in (atomzero-infer's differ in the last bits between batches of up to four
-/// positions, which it convolves directly, and larger ones, which go through Winograd).
+/// the batch it is in (atomzero-infer's may differ in the last bits between the paths a batch's
+/// size picks: `InferNet::forward_moves_into`).
 #[allow(clippy::too_many_arguments)]
 pub fn run<E: Evaluator + Sync + ?Sized>(
     evaluator: &E,
