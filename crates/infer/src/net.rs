@@ -27,16 +27,12 @@ use crate::bf16::Precision;
 use crate::error::InferError;
 use crate::gemm::{PackedA, gemm};
 pub use crate::small::takes_small_path;
-use crate::small::{SmallNet, SmallWorkspace};
+use crate::small::{NARROW_FILTERS, NARROW_PART, SmallNet, SmallWorkspace};
 use crate::weights::{self, ConvWeights, DenseWeights, NetWeights};
 use crate::winograd::{self, Epilogue, TILE_POINTS, TILES};
 
 /// Default positions per chunk of a forward pass (measured: see the crate README).
 pub const CHUNK: usize = 32;
-
-/// Positions per part of [`InferNet::forward_moves_into`]'s batches on the small-batch path
-/// (nets of up to 96 filters: the most [`takes_small_path`] takes).
-const SMALL_PART: usize = 16;
 
 /// A 3×3 convolution: its weights in the Winograd domain (`u[ξ]`, `c_out × c_in` each).
 #[derive(Clone, Debug)]
@@ -371,8 +367,9 @@ impl InferNet {
         // whole policy (self-play, batches of up to 128: 1.6× the positions/s; crate README).
         // Wider nets take it only for a batch that fits it whole.
         let filters = self.config.filters;
-        let part = if filters <= 96 { SMALL_PART.min(self.chunk) } else { batch };
-        if takes_small_path(part.min(batch), filters) && (filters <= 96 || batch <= self.chunk) {
+        let narrow = filters <= NARROW_FILTERS;
+        let part = if narrow { NARROW_PART.min(self.chunk) } else { batch };
+        if takes_small_path(part.min(batch), filters) && (narrow || batch <= self.chunk) {
             let per_input = self.planes * 64;
             buffer_fits("input", input.len(), batch, per_input)?;
             buffer_fits("wdl", wdl.len(), batch, 3)?;

@@ -35,8 +35,13 @@ use crate::winograd::{
 /// Winograd weights (36 · F² floats a convolution) are used by too few tiles to stay cheap, and
 /// there it wins only at 2 to 4 positions.
 pub fn takes_small_path(nb: usize, filters: usize) -> bool {
-    if filters <= 96 { (1..=16).contains(&nb) } else { (1..=4).contains(&nb) }
+    if filters <= NARROW_FILTERS { (1..=NARROW_PART).contains(&nb) } else { (1..=4).contains(&nb) }
 }
+
+/// The widest net that takes the small path at up to [`NARROW_PART`] positions.
+pub(crate) const NARROW_FILTERS: usize = 96;
+/// The most positions a net of up to [`NARROW_FILTERS`] filters takes the small path at.
+pub(crate) const NARROW_PART: usize = 16;
 
 /// A 3×3 convolution: `Uᵀ[ξ]` (`c_in × c_out` each, row-major) and the bias.
 #[derive(Clone, Debug)]
