@@ -18,6 +18,8 @@
 //!   bf16 Winograd products on Intel AMX tiles where the host lends them;
 //!   [`calibrate`]: `--precision auto` keeps one only where it is measured faster on the
 //!   loaded net (and, for f16, its outputs agree with f32's).
+//! - [`wino512`] and [`wino256`]: the small path's transforms (and, in AVX2, its f32
+//!   products) in AVX-512 or AVX2 intrinsics, the portable code's floats, chosen at run time.
 //! - [`InferEvaluator`] (`evaluator`): `atomzero_mcts::Evaluator`, a drop-in for
 //!   `atomzero_nn::NetEvaluator` with the same encoding and output handling.
 //!
@@ -34,6 +36,7 @@ pub mod gemm;
 pub mod net;
 mod small;
 mod weights;
+pub mod wino256;
 pub mod wino512;
 pub mod winograd;
 

@@ -23,6 +23,7 @@ use crate::direct::DirectConv;
 use crate::f16::PackedF16;
 use crate::gemm::gemm_rm;
 use crate::weights::{ConvWeights, DenseWeights, NetWeights};
+use crate::wino256;
 use crate::wino512::{self, Narrow};
 use crate::winograd::{
     Epilogue, TILE_POINTS, TILES, input_transform_rows, output_transform_rows, transform_weights,
@@ -36,6 +37,13 @@ use crate::winograd::{
 /// there it wins only at 2 to 4 positions.
 pub fn takes_small_path(nb: usize, filters: usize) -> bool {
     if filters <= NARROW_FILTERS { (1..=NARROW_PART).contains(&nb) } else { (1..=4).contains(&nb) }
+}
+
+/// Whether the f32 products and transforms run in AVX2 ([`crate::wino256`]): on hosts with
+/// AVX2 and FMA but not the AVX-512 that [`crate::wino512`] and the portable code's 16 lanes
+/// use, where they give the same floats faster (docs/performance.md).
+fn avx2_f32() -> bool {
+    !crate::wino512::supported() && wino256::supported()
 }
 
 /// The widest net that takes the small path at up to [`NARROW_PART`] positions.
@@ -56,6 +64,9 @@ struct Conv3 {
     ut_packed: Option<PackedPoints>,
     /// Whether the transforms run in AVX-512 ([`crate::wino512`]) rather than portably.
     avx512: bool,
+    /// Whether, without AVX-512, the f32 transforms and products run in AVX2
+    /// ([`crate::wino256`]) rather than portably.
+    avx2: bool,
     /// Whether the bf16 products run on AMX tiles ([`Precision::Amx`], where they fit).
     amx: bool,
 }
@@ -121,6 +132,7 @@ impl Conv3 {
             ut_packed: None,
             amx: false,
             avx512: crate::wino512::supported(),
+            avx2: avx2_f32(),
         }
     }
 
@@ -211,14 +223,17 @@ impl Conv3 {
                 let v = sized(&mut s.v, TILE_POINTS * a_stride);
                 if self.avx512 {
                     wino512::input_transform_f32(input, self.c_in, nb, v);
+                } else if self.avx2 {
+                    wino256::input_transform_f32(input, self.c_in, nb, v);
                 } else {
                     input_transform_rows(input, self.c_in, nb, v);
                 }
                 let m = sized(&mut s.m, TILE_POINTS * c_stride);
                 let (a_len, b_len, c_len) =
                     (rows * self.c_in, self.c_in * self.c_out, rows * self.c_out);
+                let products = if self.avx2 { wino256::products_f32 } else { gemm_rm };
                 for xi in 0..TILE_POINTS {
-                    gemm_rm(
+                    products(
                         &v[xi * a_stride..xi * a_stride + a_len],
                         rows,
                         self.c_in,
@@ -229,6 +244,8 @@ impl Conv3 {
                 }
                 if self.avx512 {
                     wino512::output_transform_f32(m, self.c_out, nb, &self.bias, epilogue, out);
+                } else if self.avx2 {
+                    wino256::output_transform_f32(m, self.c_out, nb, &self.bias, epilogue, out);
                 } else {
                     output_transform_rows(m, self.c_out, nb, &self.bias, epilogue, out);
                 }
@@ -286,6 +303,9 @@ impl Linear {
         let out = &mut out[..rows * self.d_out];
         match &self.w_packed {
             Some(packed) => packed.products(input, rows, out, pairs),
+            None if avx2_f32() => {
+                wino256::products_f32(input, rows, self.d_in, &self.w, self.d_out, out)
+            }
             None => gemm_rm(input, rows, self.d_in, &self.w, self.d_out, out),
         }
         for row in out.chunks_exact_mut(self.d_out) {
