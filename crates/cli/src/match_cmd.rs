@@ -21,6 +21,11 @@ pub struct MatchArgs {
     /// Games to play (pairs of games share an opening, colours swapped).
     #[arg(long, default_value_t = 100)]
     games: usize,
+    /// Number of the first game (from 1): `--first-game 101 --games 100` plays games 101-200
+    /// of the 200-game match the same seed and book define (same openings, colours and
+    /// numbering), to extend a match or split one across machines.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    first_game: u64,
     /// EPD opening book (default: random balanced openings of a few plies).
     #[arg(long)]
     openings: Option<PathBuf>,
@@ -99,6 +104,8 @@ pub fn run(args: MatchArgs) -> Result<()> {
         .map_err(|e| anyhow!("--engine {}: {e}", args.engines[1]))?;
     let match_config = MatchConfig {
         games: args.games,
+        first_game: usize::try_from(args.first_game - 1)
+            .map_err(|_| anyhow!("--first-game {} is too large", args.first_game))?,
         openings: openings(args.openings.as_deref(), variant)?,
         variant,
         start,

@@ -729,6 +729,30 @@ fn balanced_selfplay_and_match_record_and_report_the_removals() {
 }
 
 #[test]
+fn match_first_game_plays_a_later_stretch_of_the_match() {
+    let o = atomzero(&[
+        "match",
+        "--engine",
+        "greedy",
+        "--engine",
+        "alphabeta:depth=1",
+        "--games",
+        "2",
+        "--first-game",
+        "3",
+        "--max-plies",
+        "40",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let finished: Vec<&str> = text.lines().filter(|l| l.starts_with("Finished game ")).collect();
+    assert_eq!(finished.len(), 2, "{text}");
+    // Games 3 and 4: the first player has White in game 3, as in the whole match.
+    assert!(finished.iter().any(|l| l.starts_with("Finished game 3 (greedy vs ")), "{text}");
+    assert!(finished.iter().any(|l| l.starts_with("Finished game 4 (alphabeta")), "{text}");
+}
+
+#[test]
 fn uci_with_start_balanced_answers_with_a_removal() {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_atomzero"))

@@ -228,6 +228,7 @@ fn out_of_range_values_are_refused_with_their_name() {
         (vec!["--sprt", "alpha=0.6,beta=0.5"], "alpha + beta"),
         (vec!["--sprt", "elo1=inf"], "elo1 = inf is not a finite number"),
         (vec!["--games", "0"], "at least one game"),
+        (vec!["--first-game", "0"], "--first-game"),
     ] {
         let mut all = vec!["match", "--engine", "random", "--engine", "random"];
         all.extend(args.iter().copied());

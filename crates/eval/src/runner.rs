@@ -4,9 +4,11 @@
 //! Game `i` belongs to pair `i / 2`; the first player has White in even games. The opening
 //! of a pair and every player's seed depend only on the match seed and the game index, so a
 //! match with deterministic players gives the same games whatever the concurrency (only the
-//! point where an SPRT stops may differ). Games end by the rules (with threefold repetition),
-//! by adjudication as a draw after `max_plies` half-moves, or by forfeit when a player fails
-//! (an illegal move, a crashed or hung engine): the failing side loses and the match goes on.
+//! point where an SPRT stops may differ), and a match can be split or extended:
+//! [`MatchConfig::first_game`] plays a later stretch of the games the same seed defines. Games
+//! end by the rules (with threefold repetition), by adjudication as a draw after `max_plies`
+//! half-moves, or by forfeit when a player fails (an illegal move, a crashed or hung engine):
+//! the failing side loses and the match goes on.
 //! Progress is reported on the calling thread through a callback after every game.
 //!
 //! On the Balanced start ([`MatchConfig::start`]) White's player chooses the removal (random
@@ -39,6 +41,11 @@ use std::sync::mpsc;
 pub struct MatchConfig {
     /// Games to play (an odd count leaves the last pair with one game).
     pub games: usize,
+    /// Index of the first game (0 = from the start): games `first_game..first_game + games`
+    /// of the match the seed defines, numbered as there (openings, colours, player seeds,
+    /// PGN rounds), so that a match of 100 games from 100 plays the second half of a
+    /// 200-game match. An even index keeps pairs whole.
+    pub first_game: usize,
     /// Where the games start.
     pub openings: Openings,
     /// The variant played.
@@ -65,6 +72,7 @@ impl Default for MatchConfig {
     fn default() -> MatchConfig {
         MatchConfig {
             games: 100,
+            first_game: 0,
             openings: Openings::default(),
             variant: Variant::Atomic,
             start: Start::Standard,
@@ -520,14 +528,15 @@ pub fn run_match(
     }
     let picker = config.openings.picker(config.variant, config.start, config.seed);
     if config.games > 0 {
-        let start = picker.opening(0);
+        let start = picker.opening(config.first_game / 2);
         for spec in [first, second] {
             spec.create(&start, 0)
                 .map_err(|error| MatchError::Player { name: spec.name().to_string(), error })?;
         }
     }
 
-    let next_game = AtomicUsize::new(0);
+    let next_game = AtomicUsize::new(config.first_game);
+    let end = config.first_game.saturating_add(config.games);
     let stop = AtomicBool::new(false);
     let workers = config.concurrency.clamp(1, config.games.max(1));
     let (tx, rx) = mpsc::channel::<GameRecord>();
@@ -549,7 +558,7 @@ pub fn run_match(
             scope.spawn(move || {
                 loop {
                     let index = next_game.fetch_add(1, Ordering::SeqCst);
-                    if index >= config.games || stopped(config, stop) {
+                    if index >= end || stopped(config, stop) {
                         break;
                     }
                     let Some(record) = play_game(index, first, second, picker, config, stop) else {

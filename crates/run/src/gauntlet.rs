@@ -191,6 +191,7 @@ impl Schedule<'_> {
             self.matches += 1;
             let config = MatchConfig {
                 games,
+                first_game: 0,
                 openings: self.openings.clone(),
                 variant: self.variant,
                 start: self.start,

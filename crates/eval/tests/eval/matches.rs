@@ -114,6 +114,33 @@ fn results_do_not_depend_on_concurrency() {
 }
 
 #[test]
+fn a_match_split_in_two_plays_the_games_of_the_whole() {
+    let book_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/atomic-openings.epd");
+    let openings = Openings::from_epd_file(&book_path, Variant::Atomic).unwrap();
+    let whole = MatchConfig { games: 8, openings, max_plies: 80, seed: 11, ..Default::default() };
+    let (first, second) = (PlayerSpec::greedy(), PlayerSpec::alpha_beta(1));
+    let all = play(&first, &second, &whole);
+    let head = play(&first, &second, &MatchConfig { games: 4, ..whole.clone() });
+    let tail = play(&first, &second, &MatchConfig { games: 4, first_game: 4, ..whole.clone() });
+    // The same games under the same numbers: openings, colours, moves and results.
+    let indices: Vec<usize> = tail.games.iter().map(|g| g.index).collect();
+    assert_eq!(indices, [4, 5, 6, 7]);
+    for (part, range) in [(&head, 0..4), (&tail, 4..8)] {
+        for (game, whole_game) in part.games.iter().zip(&all.games[range]) {
+            assert_eq!(game.opening, whole_game.opening);
+            assert_eq!(game.first_is_white, whole_game.first_is_white);
+            assert_eq!(game.moves, whole_game.moves);
+            assert_eq!(game.winner, whole_game.winner);
+        }
+    }
+    assert_eq!(tail.pentanomial.pairs(), 2);
+    assert_eq!(head.wdl.games() + tail.wdl.games(), all.wdl.games());
+    assert_eq!(format!("{}{}", head.pgn(), tail.pgn()), all.pgn());
+    // The second half does not replay the first half's openings.
+    assert_ne!(tail.games[0].opening, head.games[0].opening);
+}
+
+#[test]
 fn book_openings_are_paired_and_written_with_fen() {
     let book_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/atomic-openings.epd");
     let openings = Openings::from_epd_file(&book_path, Variant::Atomic).unwrap();

@@ -42,6 +42,7 @@ impl Generations<'_> {
     fn match_config(&self, games: usize, seed: u64, event: &str) -> Result<MatchConfig> {
         Ok(MatchConfig {
             games,
+            first_game: 0,
             openings: self.openings()?,
             variant: self.config.variant()?,
             start: self.config.start()?,
