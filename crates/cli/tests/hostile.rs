@@ -229,6 +229,7 @@ fn out_of_range_values_are_refused_with_their_name() {
         (vec!["--sprt", "elo1=inf"], "elo1 = inf is not a finite number"),
         (vec!["--games", "0"], "at least one game"),
         (vec!["--first-game", "0"], "--first-game"),
+        (vec!["--first-game", "18446744073709551615"], "past the largest a match may reach"),
     ] {
         let mut all = vec!["match", "--engine", "random", "--engine", "random"];
         all.extend(args.iter().copied());

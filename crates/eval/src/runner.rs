@@ -109,7 +109,16 @@ pub enum MatchError {
     Bomb(String),
     /// A match of no games (its score would be 0 / 0).
     NoGames,
+    /// Game numbers past [`MAX_GAME_NUMBER`] (`first_game + games`).
+    TooManyGames {
+        /// The number its last game would have.
+        last: u128,
+    },
 }
+
+/// The largest game number a match may reach (`first_game + games`): far beyond any match,
+/// and small enough that game indices and PGN round numbers cannot overflow.
+pub const MAX_GAME_NUMBER: usize = u32::MAX as usize;
 
 impl fmt::Display for MatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -124,6 +133,11 @@ impl fmt::Display for MatchError {
             ),
             MatchError::Bomb(reason) => write!(f, "the bomb variant: {reason}"),
             MatchError::NoGames => f.write_str("a match needs at least one game (games = 0)"),
+            MatchError::TooManyGames { last } => write!(
+                f,
+                "the match's last game would be number {last}, past the largest a match may reach \
+                 ({MAX_GAME_NUMBER}): lower the first game or the number of games"
+            ),
         }
     }
 }
@@ -495,6 +509,10 @@ pub fn run_match(
     if config.games == 0 {
         return Err(MatchError::NoGames);
     }
+    let last = config.first_game as u128 + config.games as u128;
+    if last > MAX_GAME_NUMBER as u128 {
+        return Err(MatchError::TooManyGames { last });
+    }
     if let Some(found) = config.openings.book_variant()
         && found != config.variant
     {
@@ -536,7 +554,7 @@ pub fn run_match(
     }
 
     let next_game = AtomicUsize::new(config.first_game);
-    let end = config.first_game.saturating_add(config.games);
+    let end = config.first_game + config.games;
     let stop = AtomicBool::new(false);
     let workers = config.concurrency.clamp(1, config.games.max(1));
     let (tx, rx) = mpsc::channel::<GameRecord>();
