@@ -342,7 +342,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 }
 
 /// The file of `--init` (`shipped`: the network embedded in the binary).
-fn init_path(spec: Option<&str>) -> Result<Option<PathBuf>> {
+pub(crate) fn init_path(spec: Option<&str>) -> Result<Option<PathBuf>> {
     Ok(match spec {
         None => None,
         Some(crate::shipped::SPEC) => Some(crate::shipped::path()?),

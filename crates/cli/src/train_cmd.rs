@@ -28,9 +28,10 @@ pub struct TrainArgs {
     /// Config file (default: the embedded configs/tiny.toml).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Start from this network when there is no checkpoint yet.
+    /// Start from this network when there is no checkpoint yet (`shipped`: the network in
+    /// the binary).
     #[arg(long)]
-    init: Option<PathBuf>,
+    init: Option<String>,
     /// Held-out replay shards (a directory not in `--data`; its newest `train.window_positions`
     /// targets): after training, print the network's losses on them in inference mode (and
     /// log them to TensorBoard as `validation/*`). With `--steps 0` and `--init NET` this
@@ -82,6 +83,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let config = Config::load(args.config.as_deref())?;
     let device = config.device()?.device().map_err(|e| anyhow!("{e}"))?;
     let checkpoints = args.out.join("checkpoints");
+    let init = crate::run_cmd::init_path(args.init.as_deref())?;
     let tensorboard = args.out.join("tensorboard");
     std::fs::create_dir_all(&args.out)
         .map_err(|e| anyhow!("cannot create {}: {e}", args.out.display()))?;
@@ -93,7 +95,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
             checkpoint_dir: &checkpoints,
             tensorboard_dir: Some(&tensorboard),
             target_step: args.steps,
-            init: args.init.as_deref(),
+            init: init.as_deref(),
             net: config.net.clone(),
             config: config.train.clone(),
             variant: config.variant.clone(),
@@ -120,7 +122,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let provenance = Provenance {
         variant: config.variant.clone(),
         training_step: summary.end_step,
-        parent: args.init.as_ref().map(|p| p.display().to_string()),
+        parent: args.init.clone(),
         belief: summary.belief.as_ref().map(BeliefModel::to_json),
     };
     summary.net.save(&model, &provenance).map_err(|e| anyhow!("{e}"))?;

@@ -148,6 +148,18 @@ fn train_names_every_corrupt_truncated_or_empty_shard_it_skips() {
         out.lines().find(|l| l.starts_with("validation: ")).unwrap_or_else(|| panic!("{out}"));
     let positions: usize = line["validation: ".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(positions > 0 && line.contains("policy") && line.contains("value"), "{line}");
+    // `--init shipped` names the network in the binary, as everywhere a model is accepted;
+    // the shipped net's loss is not the 2-step net's.
+    let o = Command::new(binary())
+        .args(["train", "--data", s(&sp), "--out", s(&dir.join("vs")), "--steps", "0"])
+        .args(["--init", "shipped", "--validation", s(&sp)])
+        .env("ATOMZERO_CACHE", dir.join("cache"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shipped = stdout(&o);
+    let shipped = shipped.lines().find(|l| l.starts_with("validation: ")).unwrap_or("");
+    assert!(shipped.contains("policy") && shipped != line, "{shipped} against {line}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
