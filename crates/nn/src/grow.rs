@@ -39,7 +39,7 @@ use crate::layout::{LayerKind, NetLayout};
 use crate::model::Net;
 
 /// Tensors by name: shape and f32 values.
-type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
+pub(crate) type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
 
 /// Why a net could not be grown to an architecture.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,7 +160,7 @@ fn grow_tensors(
 }
 
 /// Every layer of a layout, in stored order.
-fn all_layers(layout: &NetLayout) -> impl Iterator<Item = &crate::layout::Layer> {
+pub(crate) fn all_layers(layout: &NetLayout) -> impl Iterator<Item = &crate::layout::Layer> {
     let tower = layout.tower.iter().flat_map(|b| [&b.first, &b.second]);
     std::iter::once(&layout.stem).chain(tower).chain([
         &layout.policy_conv,
@@ -195,11 +195,14 @@ fn corner(
     Ok(())
 }
 
-fn get<'a>(tensors: &'a Tensors, name: &str) -> Result<&'a [f32], GrowError> {
+pub(crate) fn get<'a>(tensors: &'a Tensors, name: &str) -> Result<&'a [f32], GrowError> {
     tensors.get(name).map(|(_, v)| v.as_slice()).ok_or_else(|| missing(name))
 }
 
-fn get_mut<'a>(tensors: &'a mut Tensors, name: &str) -> Result<&'a mut [f32], GrowError> {
+pub(crate) fn get_mut<'a>(
+    tensors: &'a mut Tensors,
+    name: &str,
+) -> Result<&'a mut [f32], GrowError> {
     tensors.get_mut(name).map(|(_, v)| v.as_mut_slice()).ok_or_else(|| missing(name))
 }
 
@@ -208,7 +211,7 @@ fn missing(name: &str) -> GrowError {
 }
 
 /// Every tensor of safetensors `bytes` (all f32) by name, with its shape.
-fn read(bytes: &[u8], what: &str) -> Result<Tensors, GrowError> {
+pub(crate) fn read(bytes: &[u8], what: &str) -> Result<Tensors, GrowError> {
     let file = SafeTensors::deserialize(bytes).map_err(|e| GrowError(format!("{what}: {e}")))?;
     let mut tensors = HashMap::new();
     for (name, view) in file.tensors() {
@@ -226,7 +229,7 @@ fn read(bytes: &[u8], what: &str) -> Result<Tensors, GrowError> {
 }
 
 /// The tensors as safetensors bytes.
-fn write(tensors: &Tensors) -> Result<Vec<u8>, GrowError> {
+pub(crate) fn write(tensors: &Tensors) -> Result<Vec<u8>, GrowError> {
     let data: Vec<(&str, &[usize], Vec<u8>)> = tensors
         .iter()
         .map(|(name, (shape, values))| {
@@ -245,7 +248,7 @@ fn write(tensors: &Tensors) -> Result<Vec<u8>, GrowError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use burn::tensor::{Tensor, TensorData};
 
@@ -253,7 +256,7 @@ mod tests {
     /// generator, which tests running in parallel share (a race once left the value logits
     /// near zero), and with every batch norm's γ, β and statistics away from their initial
     /// 1, 0, 0, 1, so that a copy that misplaces a channel shows.
-    fn small_net(device: &Device) -> Net {
+    pub(crate) fn small_net(device: &Device) -> Net {
         let config = NetConfig::tiny();
         let net = config.init(device).unwrap();
         let mut tensors = read(&net.to_safetensors().unwrap(), "test").unwrap();
@@ -279,7 +282,7 @@ mod tests {
         config.load_safetensors(write(&tensors).unwrap(), device).unwrap()
     }
 
-    fn outputs(net: &Net, device: &Device) -> (Vec<f32>, Vec<f32>) {
+    pub(crate) fn outputs(net: &Net, device: &Device) -> (Vec<f32>, Vec<f32>) {
         let planes = net.config().input_planes();
         let values: Vec<f32> =
             (0..3 * planes * 64).map(|i| if (i * 7919) % 13 < 3 { 1.0 } else { 0.0 }).collect();
@@ -289,7 +292,7 @@ mod tests {
         (host(out.policy), host(out.wdl))
     }
 
-    fn assert_close(a: &[f32], b: &[f32], what: &str) {
+    pub(crate) fn assert_close(a: &[f32], b: &[f32], what: &str) {
         let scale = a.iter().fold(0.0f32, |m, v| m.max(v.abs()));
         assert!(scale > 0.1, "{what}: outputs near zero prove nothing");
         let worst = a.iter().zip(b).fold(0.0f32, |m, (p, q)| m.max((p - q).abs()));

@@ -16,6 +16,8 @@
 //! - [`NetEvaluator`]: batched inference behind `atomzero_mcts::Evaluator`.
 //! - [`grow`]: a net grown wider and/or deeper that computes what it computed (an old unit
 //!   reads only old units), to continue training at a bigger size.
+//! - [`shrink`]: a net with fewer filters keeping the channels that matter most, to fine-tune
+//!   at a size that searches more playouts a second.
 //! - [`export`]: the inference graph as an ONNX model (batch norm folded, dynamic batch,
 //!   metadata describing the encoding and the policy layout).
 //!
@@ -30,6 +32,7 @@ pub mod export;
 pub mod grow;
 pub mod layout;
 pub mod model;
+pub mod shrink;
 
 pub use burn;
 pub use checkpoint::{
@@ -43,3 +46,4 @@ pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx
 pub use grow::{GrowError, check_growable, grow};
 pub use layout::{Layer, LayerKind, NetLayout, TensorRole, TensorSpec};
 pub use model::{Net, NetOutput};
+pub use shrink::{check_shrinkable, shrink};
