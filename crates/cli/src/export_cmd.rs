@@ -4,8 +4,7 @@
 //! `scripts/onnx_check.py` compares with onnxruntime.
 //!
 //! `--grow BLOCKSxFILTERS` exports the net grown to that size with the same outputs
-//! (`atomzero_nn::grow`); `--shrink BLOCKSxFILTERS` the net with fewer filters, keeping the
-//! channels that matter most (`atomzero_nn::shrink`), to fine-tune.
+//! (`atomzero_nn::grow`).
 //!
 //! `--model random` exports a freshly initialised net (`--net tiny|default`, seeded by
 //! `--seed`), which is how the check scripts get a net without training one.
@@ -42,12 +41,6 @@ pub struct ExportArgs {
     /// fresh, seeded by --seed), to train at that size with `atomzero run --init`.
     #[arg(long, value_name = "BLOCKSxFILTERS", value_parser = parse_size)]
     grow: Option<(usize, usize)>,
-    /// Shrink the net first to BLOCKSxFILTERS (the same blocks, fewer filters), keeping the
-    /// channels that matter most by their weights (`atomzero_nn::shrink`): a start for
-    /// fine-tuning a net that searches more playouts a second (`atomzero train --init`); it
-    /// does not compute what the model computes until trained.
-    #[arg(long, value_name = "BLOCKSxFILTERS", value_parser = parse_size, conflicts_with = "grow")]
-    shrink: Option<(usize, usize)>,
     /// Output file.
     #[arg(long)]
     out: PathBuf,
@@ -140,28 +133,9 @@ pub fn run(args: ExportArgs) -> Result<()> {
         let source = path.file_name().map(|n| n.to_string_lossy().into_owned());
         (net, provenance, source)
     };
-    let (net, provenance) = match (args.grow, args.shrink) {
-        (None, None) => (net, provenance),
-        (_, Some((blocks, filters))) => {
-            let large = net.config().clone();
-            let small = NetConfig { blocks, filters, ..large.clone() };
-            let (shrunk, stream) = atomzero_nn::shrink(&net, &small, &device)
-                .map_err(|e| anyhow!("cannot shrink {}: {e}", args.model))?;
-            println!(
-                "shrunk: {}x{} ({} values) -> {}x{} ({} values), keeping stream channels {:?}; \
-                 fine-tune it before play",
-                large.blocks,
-                large.filters,
-                large.parameters(),
-                blocks,
-                filters,
-                small.parameters(),
-                stream
-            );
-            let parent = source.clone().or(Some(args.model.clone()));
-            (shrunk, Provenance { parent, ..provenance })
-        }
-        (Some((blocks, filters)), None) => {
+    let (net, provenance) = match args.grow {
+        None => (net, provenance),
+        Some((blocks, filters)) => {
             let small = net.config().clone();
             let large = NetConfig { blocks, filters, ..small.clone() };
             device.seed(args.seed);

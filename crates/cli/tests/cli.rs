@@ -964,57 +964,6 @@ fn npy_values(path: &std::path::Path) -> Vec<f32> {
         .collect()
 }
 
-/// `export --shrink` turns the shipped 4x32 into a 4x24 saved with its own architecture in
-/// the sidecar, which the engine then plays with; a size it cannot shrink to, or `--grow`
-/// with it, is refused by name and writes nothing.
-#[test]
-fn export_shrinks_the_shipped_net_to_fewer_filters() {
-    let dir = temp_dir("export-shrink");
-    let export = |extra: &[&str]| {
-        let out = dir.join("small.safetensors");
-        let mut args: Vec<String> =
-            ["export", "--model", "shipped", "--out"].map(String::from).into();
-        args.push(out.to_string_lossy().into_owned());
-        args.extend(extra.iter().map(|a| a.to_string()));
-        Command::new(env!("CARGO_BIN_EXE_atomzero"))
-            .args(&args)
-            .env("ATOMZERO_CACHE", dir.join("cache"))
-            .output()
-            .unwrap()
-    };
-    for (extra, expected) in [
-        (&["--shrink", "3x16"][..], "filters only"),
-        (&["--shrink", "4x48"][..], "filters only"),
-        (&["--shrink", "4x16", "--grow", "5x48"][..], "cannot be used with"),
-    ] {
-        let o = export(extra);
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains(expected), "{}", stderr(&o));
-        assert!(!dir.join("small.safetensors").exists());
-    }
-    let o = export(&["--shrink", "4x24"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("shrunk: 4x32") && stdout(&o).contains("-> 4x24"),
-        "{}",
-        stdout(&o)
-    );
-    let sidecar = std::fs::read_to_string(dir.join("small.json")).unwrap();
-    assert!(sidecar.contains("\"blocks\": 4") && sidecar.contains("\"filters\": 24"), "{sidecar}");
-    let mut engine = Command::new(env!("CARGO_BIN_EXE_atomzero"))
-        .args(["uci", "--model"])
-        .arg(dir.join("small.safetensors"))
-        .env("ATOMZERO_CACHE", dir.join("cache"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    engine.stdin.take().unwrap().write_all(b"uci\nposition startpos\ngo nodes 64\nquit\n").unwrap();
-    let o = engine.wait_with_output().unwrap();
-    assert!(o.status.success() && stdout(&o).contains("bestmove "), "{}", stdout(&o));
-}
-
 /// `export --grow` turns the shipped 4x32 into a 5x48 that gives the same policy and value
 /// logits on the same reference positions, saved with its own architecture in the sidecar;
 /// a size it cannot grow to is refused by name.

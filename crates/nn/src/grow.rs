@@ -39,7 +39,7 @@ use crate::layout::{LayerKind, NetLayout};
 use crate::model::Net;
 
 /// Tensors by name: shape and f32 values.
-pub(crate) type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
+type Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
 
 /// Why a net could not be grown to an architecture.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,7 +160,7 @@ fn grow_tensors(
 }
 
 /// Every layer of a layout, in stored order.
-pub(crate) fn all_layers(layout: &NetLayout) -> impl Iterator<Item = &crate::layout::Layer> {
+fn all_layers(layout: &NetLayout) -> impl Iterator<Item = &crate::layout::Layer> {
     let tower = layout.tower.iter().flat_map(|b| [&b.first, &b.second]);
     std::iter::once(&layout.stem).chain(tower).chain([
         &layout.policy_conv,
@@ -195,14 +195,11 @@ fn corner(
     Ok(())
 }
 
-pub(crate) fn get<'a>(tensors: &'a Tensors, name: &str) -> Result<&'a [f32], GrowError> {
+fn get<'a>(tensors: &'a Tensors, name: &str) -> Result<&'a [f32], GrowError> {
     tensors.get(name).map(|(_, v)| v.as_slice()).ok_or_else(|| missing(name))
 }
 
-pub(crate) fn get_mut<'a>(
-    tensors: &'a mut Tensors,
-    name: &str,
-) -> Result<&'a mut [f32], GrowError> {
+fn get_mut<'a>(tensors: &'a mut Tensors, name: &str) -> Result<&'a mut [f32], GrowError> {
     tensors.get_mut(name).map(|(_, v)| v.as_mut_slice()).ok_or_else(|| missing(name))
 }
 
@@ -211,7 +208,7 @@ fn missing(name: &str) -> GrowError {
 }
 
 /// Every tensor of safetensors `bytes` (all f32) by name, with its shape.
-pub(crate) fn read(bytes: &[u8], what: &str) -> Result<Tensors, GrowError> {
+fn read(bytes: &[u8], what: &str) -> Result<Tensors, GrowError> {
     let file = SafeTensors::deserialize(bytes).map_err(|e| GrowError(format!("{what}: {e}")))?;
     let mut tensors = HashMap::new();
     for (name, view) in file.tensors() {
@@ -229,7 +226,7 @@ pub(crate) fn read(bytes: &[u8], what: &str) -> Result<Tensors, GrowError> {
 }
 
 /// The tensors as safetensors bytes.
-pub(crate) fn write(tensors: &Tensors) -> Result<Vec<u8>, GrowError> {
+fn write(tensors: &Tensors) -> Result<Vec<u8>, GrowError> {
     let data: Vec<(&str, &[usize], Vec<u8>)> = tensors
         .iter()
         .map(|(name, (shape, values))| {
@@ -248,7 +245,7 @@ pub(crate) fn write(tensors: &Tensors) -> Result<Vec<u8>, GrowError> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use burn::tensor::{Tensor, TensorData};
 
@@ -256,7 +253,7 @@ pub(crate) mod tests {
     /// generator, which tests running in parallel share (a race once left the value logits
     /// near zero), and with every batch norm's γ, β and statistics away from their initial
     /// 1, 0, 0, 1, so that a copy that misplaces a channel shows.
-    pub(crate) fn small_net(device: &Device) -> Net {
+    fn small_net(device: &Device) -> Net {
         let config = NetConfig::tiny();
         let net = config.init(device).unwrap();
         let mut tensors = read(&net.to_safetensors().unwrap(), "test").unwrap();
@@ -282,7 +279,7 @@ pub(crate) mod tests {
         config.load_safetensors(write(&tensors).unwrap(), device).unwrap()
     }
 
-    pub(crate) fn outputs(net: &Net, device: &Device) -> (Vec<f32>, Vec<f32>) {
+    fn outputs(net: &Net, device: &Device) -> (Vec<f32>, Vec<f32>) {
         let planes = net.config().input_planes();
         let values: Vec<f32> =
             (0..3 * planes * 64).map(|i| if (i * 7919) % 13 < 3 { 1.0 } else { 0.0 }).collect();
@@ -292,7 +289,7 @@ pub(crate) mod tests {
         (host(out.policy), host(out.wdl))
     }
 
-    pub(crate) fn assert_close(a: &[f32], b: &[f32], what: &str) {
+    fn assert_close(a: &[f32], b: &[f32], what: &str) {
         let scale = a.iter().fold(0.0f32, |m, v| m.max(v.abs()));
         assert!(scale > 0.1, "{what}: outputs near zero prove nothing");
         let worst = a.iter().zip(b).fold(0.0f32, |m, (p, q)| m.max((p - q).abs()));

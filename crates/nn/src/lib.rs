@@ -16,8 +16,6 @@
 //! - [`NetEvaluator`]: batched inference behind `atomzero_mcts::Evaluator`.
 //! - [`grow`]: a net grown wider and/or deeper that computes what it computed (an old unit
 //!   reads only old units), to continue training at a bigger size.
-//! - [`shrink`]: a net with fewer filters keeping the channels that matter most, to fine-tune
-//!   at a size that searches more playouts a second.
 //! - [`export`]: the inference graph as an ONNX model (batch norm folded, dynamic batch,
 //!   metadata describing the encoding and the policy layout).
 //!
@@ -32,7 +30,6 @@ pub mod export;
 pub mod grow;
 pub mod layout;
 pub mod model;
-pub mod shrink;
 
 pub use burn;
 pub use checkpoint::{
@@ -46,4 +43,3 @@ pub use export::{ExportError, ExportInfo, RawOutputs, reference_outputs, to_onnx
 pub use grow::{GrowError, check_growable, grow};
 pub use layout::{Layer, LayerKind, NetLayout, TensorRole, TensorSpec};
 pub use model::{Net, NetOutput};
-pub use shrink::{check_shrinkable, shrink};
