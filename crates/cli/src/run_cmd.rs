@@ -336,18 +336,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         args.budget.max_minutes,
         "run --dir",
     )?;
-    let init = init_path(args.budget.init.as_deref())?;
+    let init = crate::shipped::init_path(args.budget.init.as_deref())?;
     let init_window = args.budget.init_window;
     announce_after_create(&dir, &config, new_run_config, Selfplay::InProcess, init, init_window)
-}
-
-/// The file of `--init` (`shipped`: the network embedded in the binary).
-pub(crate) fn init_path(spec: Option<&str>) -> Result<Option<PathBuf>> {
-    Ok(match spec {
-        None => None,
-        Some(crate::shipped::SPEC) => Some(crate::shipped::path()?),
-        Some(path) => Some(PathBuf::from(path)),
-    })
 }
 
 /// [`resolve_config`], then checks the config's device before anything is written.
@@ -398,7 +389,7 @@ pub fn trainer(args: TrainerArgs) -> Result<ExitCode> {
         "trainer --run",
     )?;
     let poll = Duration::try_from_secs_f64(args.poll.max(0.1)).context("--poll")?;
-    let init = init_path(args.budget.init.as_deref())?;
+    let init = crate::shipped::init_path(args.budget.init.as_deref())?;
     let init_window = args.budget.init_window;
     announce_after_create(
         &dir,

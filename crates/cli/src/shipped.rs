@@ -54,6 +54,16 @@ pub fn path() -> Result<PathBuf> {
     materialise_in(&cache_dir()?)
 }
 
+/// The file an `--init` spec names (`run`, `train`): `shipped` is the network embedded in the
+/// binary, anything else a path.
+pub fn init_path(spec: Option<&str>) -> Result<Option<PathBuf>> {
+    Ok(match spec {
+        None => None,
+        Some(SPEC) => Some(path()?),
+        Some(file) => Some(PathBuf::from(file)),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,7 +83,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let config = Config::load(args.config.as_deref())?;
     let device = config.device()?.device().map_err(|e| anyhow!("{e}"))?;
     let checkpoints = args.out.join("checkpoints");
-    let init = crate::run_cmd::init_path(args.init.as_deref())?;
+    let init = crate::shipped::init_path(args.init.as_deref())?;
     let tensorboard = args.out.join("tensorboard");
     std::fs::create_dir_all(&args.out)
         .map_err(|e| anyhow!("cannot create {}: {e}", args.out.display()))?;
