@@ -95,6 +95,22 @@ pub struct SearchConfig {
     pub quiescence_weight: f32,
     /// The scale `s` (centipawns) of the quiescence correction.
     pub quiescence_scale: f32,
+    /// KataGo's exploration scaled by each node's spread of values (`cpuctUtilityStdevScale`,
+    /// KataGo pull request 449, 2021): the exploration term at a node is multiplied by
+    /// `1 + s · (σ / σ₀ − 1)`, where `s` is this value, `σ₀` is
+    /// [`SearchConfig::cpuct_stdev_prior`] and `σ` the standard deviation of the values
+    /// (win − loss) its completed visits backed up, mixed with `σ₀` at the weight of
+    /// [`SearchConfig::cpuct_stdev_prior_weight`] visits ([`crate::tree::Node::value_stdev`]).
+    /// A node whose lines all agree explores less, one whose lines disagree (a tactic some
+    /// lines find and others miss) more. KataGo plays with 0.85. The mean square it needs is
+    /// kept in [`crate::tree::Node::plies`]'s bits, as the implicit minimax value is, so the
+    /// two exclude each other: with [`SearchConfig::minimax_weight`] above 0 this is ignored.
+    /// 0 (the default) is off.
+    pub cpuct_stdev_scale: f32,
+    /// The prior standard deviation `σ₀` of a node's values (KataGo: 0.4).
+    pub cpuct_stdev_prior: f32,
+    /// Visits' worth of weight the prior `σ₀` gets in a node's estimate (KataGo: 2).
+    pub cpuct_stdev_prior_weight: f32,
 }
 
 impl Default for SearchConfig {
@@ -123,11 +139,21 @@ impl Default for SearchConfig {
             ab_prior_proofs: false,
             quiescence_weight: 0.0,
             quiescence_scale: 400.0,
+            cpuct_stdev_scale: 0.0,
+            cpuct_stdev_prior: 0.4,
+            cpuct_stdev_prior_weight: 2.0,
         }
     }
 }
 
 impl SearchConfig {
+    /// Whether selection scales exploration by each node's spread of values
+    /// ([`SearchConfig::cpuct_stdev_scale`]; never together with implicit minimax, whose value
+    /// takes the same bits).
+    pub fn scales_by_stdev(&self) -> bool {
+        self.cpuct_stdev_scale > 0.0 && self.minimax_weight <= 0.0
+    }
+
     /// The same settings without root noise (evaluation and engine play): no Dirichlet
     /// noise, Gumbel draws of scale 0 and no forced playouts.
     pub fn without_noise(self) -> SearchConfig {

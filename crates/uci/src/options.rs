@@ -34,6 +34,8 @@
 //! | `AlphaBetaProofs` | check | a check that finds a forced game end (a king explosion or mate within its horizon, for either side) proves its node for the MCTS-solver ([`atomzero_mcts::SearchConfig::ab_prior_proofs`]) |
 //! | `QuiescenceWeight` | string (number, 0–1) | weight `λ` of the quiescence correction of a new leaf's value ([`atomzero_mcts::SearchConfig::quiescence_weight`]): `v + λ · (tanh(q / s) − tanh(m / s))`, `m` the side to move's material and `q` what a capture search says it keeps; 0 (default) = off |
 //! | `QuiescenceScale` | string (number, centipawns) | the scale `s` of that correction (default 400) |
+//! | `CPuctUtilityStdevScale` | string (number, 0–10) | KataGo's dynamic exploration ([`atomzero_mcts::SearchConfig::cpuct_stdev_scale`]): the exploration term at a node is multiplied by `1 + s · (σ / σ₀ − 1)`, `σ` the spread of the values its visits backed up; 0 (default) = off; not together with `MinimaxWeight` |
+//! | `CPuctUtilityStdevPrior` | string (number) | the prior spread `σ₀` of a node's values (KataGo's 0.4, the default) |
 //! | `Tactics` | spin (0–3) | short forced lines proved at leaves before the network sees them ([`atomzero_mcts::tactics`]): 2 = a leaf whose every move lets the king explode at once is lost, 3 = also a threat nothing parries wins; 0 = only the one-move explosions |
 
 use crate::worker::SharedEvaluator;
@@ -147,6 +149,10 @@ pub enum OptionId {
     QuiescenceWeight,
     /// `QuiescenceScale`.
     QuiescenceScale,
+    /// `CPuctUtilityStdevScale`.
+    CPuctStdevScale,
+    /// `CPuctUtilityStdevPrior`.
+    CPuctStdevPrior,
 }
 
 /// The range of a `spin` option.
@@ -160,7 +166,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 31] = [
+    pub const ALL: [OptionId; 33] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -192,6 +198,8 @@ impl OptionId {
         OptionId::AbProofs,
         OptionId::QuiescenceWeight,
         OptionId::QuiescenceScale,
+        OptionId::CPuctStdevScale,
+        OptionId::CPuctStdevPrior,
     ];
 
     /// The name GUIs use.
@@ -228,6 +236,8 @@ impl OptionId {
             OptionId::AbProofs => "AlphaBetaProofs",
             OptionId::QuiescenceWeight => "QuiescenceWeight",
             OptionId::QuiescenceScale => "QuiescenceScale",
+            OptionId::CPuctStdevScale => "CPuctUtilityStdevScale",
+            OptionId::CPuctStdevPrior => "CPuctUtilityStdevPrior",
         }
     }
 
@@ -279,6 +289,10 @@ impl OptionId {
                 "weight of the capture search's correction of a leaf's value (0: off)"
             }
             OptionId::QuiescenceScale => "centipawn scale of the capture search's correction",
+            OptionId::CPuctStdevScale => {
+                "scaling of exploration by the spread of each node's values (0: off)"
+            }
+            OptionId::CPuctStdevPrior => "prior spread of a node's values for that scaling",
         }
     }
 
@@ -389,6 +403,10 @@ pub struct Options {
     pub quiescence_weight: f32,
     /// `QuiescenceScale` ([`SearchConfig::quiescence_scale`]).
     pub quiescence_scale: f32,
+    /// `CPuctUtilityStdevScale` ([`SearchConfig::cpuct_stdev_scale`]).
+    pub cpuct_stdev_scale: f32,
+    /// `CPuctUtilityStdevPrior` ([`SearchConfig::cpuct_stdev_prior`]).
+    pub cpuct_stdev_prior: f32,
 }
 
 impl Default for Options {
@@ -425,6 +443,8 @@ impl Default for Options {
             ab_proofs: DEFAULT_AB_PROOFS,
             quiescence_weight: SearchConfig::default().quiescence_weight,
             quiescence_scale: SearchConfig::default().quiescence_scale,
+            cpuct_stdev_scale: SearchConfig::default().cpuct_stdev_scale,
+            cpuct_stdev_prior: SearchConfig::default().cpuct_stdev_prior,
         }
     }
 }
@@ -503,6 +523,8 @@ impl Options {
             ab_prior_proofs: self.ab_proofs,
             quiescence_weight: self.quiescence_weight,
             quiescence_scale: self.quiescence_scale,
+            cpuct_stdev_scale: self.cpuct_stdev_scale,
+            cpuct_stdev_prior: self.cpuct_stdev_prior,
             ..base
         }
     }
@@ -568,6 +590,8 @@ impl Options {
                     OptionId::AbProofs => check(self.ab_proofs),
                     OptionId::QuiescenceWeight => number(self.quiescence_weight),
                     OptionId::QuiescenceScale => number(self.quiescence_scale),
+                    OptionId::CPuctStdevScale => number(self.cpuct_stdev_scale),
+                    OptionId::CPuctStdevPrior => number(self.cpuct_stdev_prior),
                     OptionId::Model => {
                         let default = self
                             .model
@@ -671,7 +695,18 @@ impl Options {
             OptionId::AlphaBetaShare => self.alphabeta_share = spin()?,
             OptionId::AlphaBetaRootShare => self.alphabeta_root_share = spin()?,
             OptionId::NnCacheSize => self.nn_cache_size = spin()?,
-            OptionId::MinimaxWeight => self.minimax_weight = number(0.0, 1.0)?,
+            OptionId::MinimaxWeight => {
+                let weight = number(0.0, 1.0)?;
+                if weight > 0.0 && self.cpuct_stdev_scale > 0.0 {
+                    return Err(invalid(
+                        value.unwrap_or_default(),
+                        "0 while CPuctUtilityStdevScale is on (the two keep a node's figures \
+                         in the same bits)"
+                            .into(),
+                    ));
+                }
+                self.minimax_weight = weight;
+            }
             OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,
             OptionId::AbPriorVisits => self.ab_prior_visits = spin()?,
             OptionId::AbPriorLevels => self.ab_prior_levels = spin()?,
@@ -679,6 +714,19 @@ impl Options {
             OptionId::AbProofs => self.ab_proofs = check()?,
             OptionId::QuiescenceWeight => self.quiescence_weight = number(0.0, 1.0)?,
             OptionId::QuiescenceScale => self.quiescence_scale = number(1.0, 100_000.0)?,
+            OptionId::CPuctStdevScale => {
+                let scale = number(0.0, 10.0)?;
+                if scale > 0.0 && self.minimax_weight > 0.0 {
+                    return Err(invalid(
+                        value.unwrap_or_default(),
+                        "0 while MinimaxWeight is on (the two keep a node's figures in the \
+                         same bits)"
+                            .into(),
+                    ));
+                }
+                self.cpuct_stdev_scale = scale;
+            }
+            OptionId::CPuctStdevPrior => self.cpuct_stdev_prior = number(0.01, 10.0)?,
             OptionId::Model => {
                 self.model = match value {
                     None | Some("" | "<empty>") => None,
@@ -723,6 +771,33 @@ mod tests {
         assert_eq!(o.search_config(base).quiescence_weight, 0.3);
         let lines = o.declarations();
         assert!(lines.iter().any(|l| l == "option name QuiescenceScale type string default 250"));
+    }
+
+    #[test]
+    fn the_stdev_scaling_reaches_the_search_and_refuses_implicit_minimax() {
+        let mut o = Options::default();
+        let base = SearchConfig::default();
+        assert_eq!(o.search_config(base).cpuct_stdev_scale, 0.0);
+        assert_eq!(o.set("cpuctutilitystdevscale", Some("0.85")), Ok(OptionId::CPuctStdevScale));
+        assert_eq!(o.set("CPuctUtilityStdevPrior", Some("0.3")), Ok(OptionId::CPuctStdevPrior));
+        let config = o.search_config(base);
+        assert_eq!((config.cpuct_stdev_scale, config.cpuct_stdev_prior), (0.85, 0.3));
+        assert!(config.scales_by_stdev());
+        for bad in ["-0.1", "11", "x"] {
+            assert!(o.set("CPuctUtilityStdevScale", Some(bad)).is_err(), "{bad}");
+        }
+        assert!(o.set("CPuctUtilityStdevPrior", Some("0")).is_err());
+        // The two keep their figures in the same bits of a node: one at a time.
+        let error = o.set("MinimaxWeight", Some("0.2")).unwrap_err().to_string();
+        assert!(error.contains("CPuctUtilityStdevScale"), "{error}");
+        assert_eq!(o.search_config(base).minimax_weight, 0.0);
+        assert_eq!(o.set("CPuctUtilityStdevScale", Some("0")), Ok(OptionId::CPuctStdevScale));
+        assert_eq!(o.set("MinimaxWeight", Some("0.2")), Ok(OptionId::MinimaxWeight));
+        assert!(o.set("CPuctUtilityStdevScale", Some("0.5")).is_err());
+        let lines = o.declarations();
+        assert!(
+            lines.iter().any(|l| l == "option name CPuctUtilityStdevPrior type string default 0.3")
+        );
     }
 
     #[test]

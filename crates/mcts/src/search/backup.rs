@@ -17,6 +17,8 @@ impl Search {
             }
         }
         let leaf_value = wdl[0] - wdl[2];
+        // The square of the value is the same from either side.
+        let value_sq = self.config.scales_by_stdev().then_some(leaf_value * leaf_value);
         for &id in path.iter().rev() {
             let node = &mut self.nodes[id as usize];
             node.visits += 1;
@@ -25,6 +27,9 @@ impl Search {
             }
             node.win_loss_sum[0] += wdl[0];
             node.win_loss_sum[1] += wdl[2];
+            if let Some(sq) = value_sq {
+                node.add_value_sq(sq);
+            }
             wdl = flip_wdl(wdl);
         }
         if self.config.minimax_weight > 0.0 {

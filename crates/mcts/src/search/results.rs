@@ -3,7 +3,6 @@
 //! LCB), a move sampled by temperature, the principal variation.
 
 use super::Search;
-use super::select::exploration_terms;
 use crate::lcb;
 use crate::tree::{Edge, Expansion, NO_NODE, Node, Proven, flip_wdl};
 use atomzero_rules::Move;
@@ -34,8 +33,7 @@ impl Search {
         if k <= 0.0 || self.config.gumbel.is_some() || root.expansion != Expansion::Expanded {
             return out;
         }
-        let (log, sqrt_n) = exploration_terms(self.config.c_base, root.in_tree());
-        let c_sqrt_n = (self.config.c_init + self.config.c_factor * log) * sqrt_n;
+        let c_sqrt_n = self.exploration(root);
         let total = root.in_tree() as f32;
         let children: Vec<(Edge, &Node)> = self.root_edges().collect();
         // The most visited child (the first on ties).

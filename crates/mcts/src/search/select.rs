@@ -19,8 +19,7 @@ impl Search {
     /// scanned in full, over its children's stored inputs (`select_root_edge`).
     pub(super) fn select_edge(&self, parent: NodeId) -> EdgeId {
         let p = &self.nodes[parent as usize];
-        let (log, sqrt_n) = exploration_terms(self.config.c_base, p.in_tree());
-        let c_sqrt_n = (self.config.c_init + self.config.c_factor * log) * sqrt_n;
+        let c_sqrt_n = self.exploration(p);
         if parent == 0 {
             return self.select_root_edge(c_sqrt_n);
         }
@@ -84,6 +83,22 @@ impl Search {
             }
         }
         if best == EdgeId::MAX { p.first_edge } else { best }
+    }
+
+    /// The exploration term's factor at node `p` without its children's priors and visits:
+    /// the exploration constant (growing with `p`'s visits) times the square root of its
+    /// visits, scaled by the spread of its values when [`crate::SearchConfig::cpuct_stdev_scale`]
+    /// asks (KataGo's `1 + s · (σ / σ₀ − 1)`).
+    #[inline]
+    pub(super) fn exploration(&self, p: &crate::tree::Node) -> f32 {
+        let (log, sqrt_n) = exploration_terms(self.config.c_base, p.in_tree());
+        let c_sqrt_n = (self.config.c_init + self.config.c_factor * log) * sqrt_n;
+        if !self.config.scales_by_stdev() {
+            return c_sqrt_n;
+        }
+        let prior = self.config.cpuct_stdev_prior;
+        let stdev = p.value_stdev(prior, self.config.cpuct_stdev_prior_weight);
+        c_sqrt_n * (1.0 + self.config.cpuct_stdev_scale * (stdev / prior - 1.0))
     }
 
     /// [`Search::select_edge`] at the root, from the stored inputs of its children: the same

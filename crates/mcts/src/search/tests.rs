@@ -4,6 +4,7 @@
 
 use super::select::exploration_terms;
 use super::*;
+use crate::Evaluations;
 use crate::evaluator::{RandomEvaluator, UniformEvaluator};
 use crate::root::RootChild;
 use atomzero_rules::Variant;
@@ -51,7 +52,22 @@ fn reference_select(search: &Search, parent: NodeId) -> EdgeId {
     let n_parent = p.in_tree() as f32;
     let c =
         config.c_init + config.c_factor * ((n_parent + config.c_base + 1.0) / config.c_base).ln();
-    let c_sqrt_n = c * n_parent.max(1.0).sqrt();
+    let mut c_sqrt_n = c * n_parent.max(1.0).sqrt();
+    if config.cpuct_stdev_scale > 0.0 && config.minimax_weight == 0.0 {
+        // KataGo's estimate, in f64 from the node's stored mean square.
+        let (prior, weight) =
+            (f64::from(config.cpuct_stdev_prior), f64::from(config.cpuct_stdev_prior_weight));
+        let stdev = if p.visits <= 1 {
+            prior
+        } else {
+            let (n, q) = (f64::from(p.visits), f64::from(p.q()));
+            let mean_sq = f64::from(p.value_sq_mean()).max(q * q);
+            (((q * q + prior * prior) * weight + mean_sq * n) / (weight + n - 1.0) - q * q)
+                .max(0.0)
+                .sqrt()
+        };
+        c_sqrt_n *= (1.0 + f64::from(config.cpuct_stdev_scale) * (stdev / prior - 1.0)) as f32;
+    }
     let stats = |i: usize| search.stats(p, i).clone();
     let visited_prior: f32 = search
         .edges
@@ -101,7 +117,8 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
             let moves = pos.legal_moves();
             pos.play_unchecked(moves[(k * 7 + 3) % moves.len()]);
         }
-        // Odd seeds below 6 with a steep growth of the exploration constant (`c_factor`, a
+        // Seed 5 with exploration scaled by each node's spread of values; other odd seeds
+        // below 6 with a steep growth of the exploration constant (`c_factor`, a
         // small `c_base`), so that a selection ignoring it would disagree; seeds 2 and 4 with
         // implicit minimax values in the scores; seeds 6 and 7 with alpha-beta priors (a
         // raised prior reorders the unvisited edges and changes the root's inputs; seed 7
@@ -113,6 +130,8 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
                 ab_prior_levels: 1 + 2 * (seed as u8 - 6),
                 ..SearchConfig::default()
             }
+        } else if seed == 5 {
+            SearchConfig { cpuct_stdev_scale: 0.85, ..SearchConfig::default() }
         } else if seed % 2 == 1 {
             SearchConfig { c_base: 50.0, c_factor: 2.0, ..SearchConfig::default() }
         } else if seed > 0 {
@@ -140,6 +159,90 @@ fn one_pass_selection_agrees_with_the_two_pass_reference() {
     }
     assert!(checked > 400, "{checked} nodes checked");
     assert!(raised > 0, "no alpha-beta check raised a prior");
+}
+
+/// An evaluator of uniform priors and one WDL for every position.
+struct ConstantEvaluator([f32; 3]);
+
+impl Evaluator for ConstantEvaluator {
+    fn evaluate(&self, requests: &[EvalRequest<'_>]) -> Evaluations {
+        let mut out = Evaluations::new();
+        for r in requests {
+            out.push_repeated(1.0 / r.moves.len().max(1) as f32, r.moves.len(), self.0);
+        }
+        out
+    }
+}
+
+/// Whether node `id` or a node below it is proven.
+fn proof_below(search: &Search, id: usize) -> bool {
+    let node = &search.nodes[id];
+    node.proven != Proven::Unknown || node.children().any(|c| proof_below(search, c))
+}
+
+#[test]
+fn each_node_keeps_the_mean_square_of_its_values_for_the_exploration_scaling() {
+    // Every leaf is worth ±0.6 to the player who moved into it (+0.6 for the side to move at
+    // the leaf, flipped up the path), so every mean square is 0.36 while the means are not.
+    let config = SearchConfig { cpuct_stdev_scale: 0.85, ..SearchConfig::default() };
+    let mut search = Search::new(&Game::new(Position::new(Variant::Atomic)), config, 1);
+    search.run(&ConstantEvaluator([0.8, 0.0, 0.2]), 400, 4);
+    let mut checked = 0;
+    for id in 0..search.nodes.len() {
+        let node = &search.nodes[id];
+        if node.visits == 0 || proof_below(&search, id) {
+            continue;
+        }
+        assert!((node.value_sq_mean() - 0.36).abs() < 1e-4, "node {id}: {node:?}");
+        // The estimate mixes in the prior 0.4 at the weight of 2 visits.
+        let n = node.visits as f32;
+        let q = node.q();
+        let expected = if node.visits <= 1 {
+            0.4
+        } else {
+            (((q * q + 0.16) * 2.0 + 0.36 * n) / (n + 1.0) - q * q).max(0.0).sqrt()
+        };
+        assert!((node.value_stdev(0.4, 2.0) - expected).abs() < 1e-3, "node {id}");
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked}");
+    // Tree reuse keeps them (a child whose line found a repetition, a draw worth 0, has a
+    // lower mean square).
+    let before: Vec<f32> = search.root_edges().map(|(_, c)| c.value_sq_mean()).collect();
+    let best = search.best_move().unwrap();
+    let k = search.root_edges().position(|(e, _)| e.mv == best).unwrap();
+    search.advance(best);
+    let root = search.nodes[0].clone();
+    assert!(root.visits > 10, "{root:?}");
+    assert_eq!(root.value_sq_mean(), before[k]);
+    // Without the scaling the bits stay unused (they hold the implicit minimax value when
+    // that is on).
+    let mut plain =
+        Search::new(&Game::new(Position::new(Variant::Atomic)), SearchConfig::default(), 1);
+    plain.run(&ConstantEvaluator([0.8, 0.0, 0.2]), 100, 4);
+    assert!(plain.nodes.iter().all(|n| n.plies == 0));
+}
+
+#[test]
+fn the_exploration_scaling_follows_the_spread_of_a_nodes_values() {
+    let search = |scale: f32| {
+        let config = SearchConfig { cpuct_stdev_scale: scale, ..SearchConfig::default() };
+        let mut s = Search::new(&Game::new(Position::new(Variant::Atomic)), config, 1);
+        s.run(&ConstantEvaluator([0.8, 0.0, 0.2]), 200, 1);
+        s
+    };
+    let (plain, scaled) = (search(0.0), search(0.85));
+    let root = scaled.nodes[0].clone();
+    // All values ±0.6, the sign by the leaf's depth: at the root they average near 0 and
+    // spread by about 0.6, above the prior 0.4, so the root explores more than plain PUCT.
+    let stdev = root.value_stdev(0.4, 2.0);
+    assert!(stdev > 0.55, "{stdev}");
+    let expected = plain.exploration(&root) * (1.0 + 0.85 * (stdev / 0.4 - 1.0));
+    assert!((scaled.exploration(&root) - expected).abs() < 1e-4 * expected);
+    assert!(scaled.exploration(&root) > 1.2 * plain.exploration(&root));
+    // Exploring more, the scaled search gives its favourite move fewer of its visits.
+    let top = |s: &Search| s.root_edges().map(|(_, c)| c.visits).max().unwrap();
+    assert!(top(&scaled) < top(&plain), "{} vs {}", top(&scaled), top(&plain));
 }
 
 /// Checks that every unproven node with a valued child (a completed visit or a proof) holds
