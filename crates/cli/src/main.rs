@@ -12,6 +12,7 @@ mod gpu_check_cmd;
 mod match_cmd;
 mod models;
 mod perft_cmd;
+mod reanalyse_cmd;
 mod run_cmd;
 mod selfplay_cmd;
 mod serve_cmd;
@@ -54,6 +55,10 @@ enum Command {
     Perft(perft_cmd::PerftArgs),
     /// Play games with a model and write them as replay shards (and PGN).
     Selfplay(selfplay_cmd::SelfplayArgs),
+    /// Search the training targets of replay shards again with a model (MuZero Reanalyse)
+    /// and write them as new shards.
+    #[command(visible_alias = "reanalyze")]
+    Reanalyse(reanalyse_cmd::ReanalyseArgs),
     /// Train the network on replay shards (resumes from the newest checkpoint).
     Train(train_cmd::TrainArgs),
     /// Play a match between two players (cutechess-cli style output).
@@ -139,6 +144,7 @@ fn main() -> ExitCode {
         Command::Worker(args) => run_cmd::worker(args),
         Command::Perft(args) => perft_cmd::run(args),
         Command::Selfplay(args) => selfplay_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Reanalyse(args) => reanalyse_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Train(args) => train_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Match(args) => match_cmd::run(args).map(|()| ExitCode::SUCCESS),
         Command::Gate(args) => match_cmd::run_gate(args).map(|()| ExitCode::SUCCESS),

@@ -236,6 +236,74 @@ fn selfplay_writes_readable_shards_pgn_and_config_and_resumes_numbering() {
 }
 
 #[test]
+fn reanalyse_searches_every_target_again_keeps_the_games_and_resumes() {
+    let dir = temp_dir("reanalyse");
+    let (data, out) = (dir.join("data"), dir.join("out"));
+    let o = atomzero(&[
+        "selfplay",
+        "--model",
+        "random",
+        "--games",
+        "6",
+        "--out",
+        data.to_str().unwrap(),
+        "--games-per-shard",
+        "3",
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reanalyse = |extra: &[&str]| {
+        let base = ["reanalyse", "--model", "uniform", "--data", data.to_str().unwrap()];
+        let out = ["--out", out.to_str().unwrap(), "--visits", "24", "--threads", "2"];
+        atomzero(&base.iter().chain(&out).chain(extra).copied().collect::<Vec<_>>())
+    };
+    // The first shard only, then the rest: the first is not done again.
+    let o = reanalyse(&["--shards", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("reanalyse: 1 shards,"), "{}", stdout(&o));
+    let first = std::fs::read(out.join("gen000000-000000.shard")).unwrap();
+    let o = reanalyse(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("reanalyse: 1 shards,"), "{}", stdout(&o));
+    assert_eq!(std::fs::read(out.join("gen000000-000000.shard")).unwrap(), first);
+    assert!(out.join("reanalyse-config.toml").exists());
+    for name in ["gen000000-000000.shard", "gen000000-000001.shard"] {
+        let (_, old) = atomzero_replay::read_shard(&data.join(name)).unwrap();
+        let (meta, new) = atomzero_replay::read_shard(&out.join(name)).unwrap();
+        assert_eq!(meta.model, "uniform");
+        assert!(meta.note.starts_with("reanalysed at 24 visits"), "{}", meta.note);
+        assert_eq!(old.len(), new.len());
+        for (a, b) in old.iter().zip(&new) {
+            assert_eq!((a.winner, &a.start_fen), (b.winner, &b.start_fen));
+            assert_eq!(a.moves.len(), b.moves.len());
+            for (x, y) in a.moves.iter().zip(&b.moves) {
+                assert_eq!(x.mv, y.mv);
+                assert_eq!(x.target.is_some(), y.target.is_some());
+            }
+            // Uniform priors and values: the new targets are not the random net's.
+            let targets = |g: &atomzero_replay::GameRecord| {
+                g.moves.iter().filter_map(|m| m.target.clone()).collect::<Vec<_>>()
+            };
+            assert!(targets(a).iter().zip(targets(b)).any(|(x, y)| x.root_wdl != y.root_wdl));
+        }
+    }
+    // Refusals: the same directory, an empty one, no visits.
+    let d = data.to_str().unwrap();
+    let o = atomzero(&["reanalyse", "--model", "uniform", "--data", d, "--out", d]);
+    assert!(!o.status.success() && stderr(&o).contains("must not be --data"), "{}", stderr(&o));
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = empty.to_str().unwrap();
+    let o = atomzero(&["reanalyse", "--model", "uniform", "--data", e, "--out", d]);
+    assert!(!o.status.success() && stderr(&o).contains("no replay shards"), "{}", stderr(&o));
+    let o =
+        atomzero(&["reanalyse", "--model", "uniform", "--data", d, "--out", e, "--visits", "0"]);
+    assert!(!o.status.success() && stderr(&o).contains("at least 1"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn selfplay_bad_inputs_fail_cleanly() {
     let dir = temp_dir("selfplay-bad");
     let bad_config = dir.join("bad.toml");

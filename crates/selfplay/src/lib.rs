@@ -12,6 +12,8 @@
 //! ([`run_with_belief`]), and the move and its policy target come from the worlds' aggregate.
 //! Both bomb choices are searched moves; the random opening plies follow them.
 //!
+//! [`reanalyse`] searches the targets of recorded games again (MuZero Reanalyse).
+//!
 //! The crate produces [`GameRecord`](atomzero_replay::GameRecord)s; the caller decides where
 //! they go (shards, PGN). It does no file I/O except reading an opening book on request.
 
@@ -19,10 +21,12 @@ pub mod batcher;
 pub mod config;
 pub mod epd;
 pub mod openings;
+pub mod reanalyse;
 pub mod worker;
 
 pub use batcher::SharedBatcher;
 pub use config::{Batching, RootSearch, SelfplayConfig};
 pub use epd::{EpdBook, EpdError};
 pub use openings::Openings;
+pub use reanalyse::{ReanalyseError, ReanalyseTally, reanalyse_game, reanalyse_games};
 pub use worker::{GameStats, SelfplayEvent, record_to_pgn, run, run_with_belief};
