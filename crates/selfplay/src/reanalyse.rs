@@ -69,7 +69,7 @@ pub struct ReanalyseTally {
     pub divergence: f64,
     /// Sum over the targets of |new root value − old root value| (win − loss).
     pub value_change: f64,
-    /// Network evaluations the searches asked for (visits, less what proofs settled).
+    /// Visits the searches added at their roots (those a reused subtree brought not counted).
     pub visits: u64,
 }
 
