@@ -72,6 +72,11 @@ pub struct SearchConfig {
     pub ab_prior_nodes: u32,
     /// Visits (completed or in flight) at which a node gets its alpha-beta check.
     pub ab_prior_visits: u32,
+    /// Playouts of each search (from its start or the last [`crate::Search::advance`]) after
+    /// which no alpha-beta check starts: the checks guide the first playouts, where a tactic
+    /// the priors miss costs the most, and a long search spends its later playouts on the
+    /// network instead. 0 (the default) checks throughout.
+    pub ab_prior_playouts: u32,
     /// Checks a node gets as its visits grow: check `k` (from 0) comes at
     /// [`SearchConfig::ab_prior_visits`] · 8^k visits with [`SearchConfig::ab_prior_nodes`] ·
     /// 8^k nodes, so the nodes the search keeps returning to (the principal line and its
@@ -134,6 +139,7 @@ impl Default for SearchConfig {
             minimax_weight: 0.0,
             ab_prior_nodes: 0,
             ab_prior_visits: 32,
+            ab_prior_playouts: 0,
             ab_prior_levels: 1,
             ab_prior_weight: 0.5,
             ab_prior_proofs: false,

@@ -29,6 +29,7 @@
 //! | `MinimaxWeight` | string (number, 0–1) | weight `α` of each node's implicit minimax value (the minimax of the network's evaluations below it, Lanctot et al. 2014) in selection: a visited child scores `(1 − α) · Q + α · minimax`; 0 (default) = plain PUCT |
 //! | `AlphaBetaPriorNodes` | spin (nodes) | alpha-beta priors ([`atomzero_mcts::SearchConfig::ab_prior_nodes`]): a tactical alpha-beta search of this many nodes at each node reaching `AlphaBetaPriorVisits` visits; when it leaves at most three moves unrefuted, their priors are raised to `AlphaBetaPriorWeight` between them (default 1000; 0 = off) |
 //! | `AlphaBetaPriorVisits` | spin | visits at which a node gets that check |
+//! | `AlphaBetaPriorPlayouts` | spin | playouts of each search (from `go`, reused visits not counted) after which no check starts; 0 = no limit |
 //! | `AlphaBetaPriorLevels` | spin | checks a node gets as its visits grow, each at 8 times the visits and the nodes of the last ([`atomzero_mcts::SearchConfig::ab_prior_levels`]; default 1) |
 //! | `AlphaBetaPriorWeight` | string (number, 0–1) | prior mass the moves the check singles out get at least |
 //! | `AlphaBetaProofs` | check | a check that finds a forced game end (a king explosion or mate within its horizon, for either side) proves its node for the MCTS-solver ([`atomzero_mcts::SearchConfig::ab_prior_proofs`]) |
@@ -70,6 +71,9 @@ pub const DEFAULT_NN_CACHE_SIZE: u64 = 200_000;
 /// `AlphaBetaPriorVisits` (32) visits. Measured at equal time against the same engine without
 /// it (`docs/experiments.md`, "Change 7"): +35 ± 42 Elo at 0.1 s a move, +33 ± 41 at 0.5 s.
 pub const DEFAULT_AB_PRIOR_NODES: u64 = 1000;
+
+/// `AlphaBetaPriorPlayouts`' default: no limit, until a match says otherwise.
+pub const DEFAULT_AB_PRIOR_PLAYOUTS: u64 = 0;
 
 /// `AlphaBetaPriorLevels`' default: one check a node, until a match says otherwise.
 pub const DEFAULT_AB_PRIOR_LEVELS: u64 = 1;
@@ -139,6 +143,7 @@ pub enum OptionId {
     AbPriorNodes,
     /// `AlphaBetaPriorVisits`.
     AbPriorVisits,
+    AbPriorPlayouts,
     /// `AlphaBetaPriorLevels`.
     AbPriorLevels,
     /// `AlphaBetaPriorWeight`.
@@ -166,7 +171,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 33] = [
+    pub const ALL: [OptionId; 34] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -193,6 +198,7 @@ impl OptionId {
         OptionId::MinimaxWeight,
         OptionId::AbPriorNodes,
         OptionId::AbPriorVisits,
+        OptionId::AbPriorPlayouts,
         OptionId::AbPriorLevels,
         OptionId::AbPriorWeight,
         OptionId::AbProofs,
@@ -231,6 +237,7 @@ impl OptionId {
             OptionId::MinimaxWeight => "MinimaxWeight",
             OptionId::AbPriorNodes => "AlphaBetaPriorNodes",
             OptionId::AbPriorVisits => "AlphaBetaPriorVisits",
+            OptionId::AbPriorPlayouts => "AlphaBetaPriorPlayouts",
             OptionId::AbPriorLevels => "AlphaBetaPriorLevels",
             OptionId::AbPriorWeight => "AlphaBetaPriorWeight",
             OptionId::AbProofs => "AlphaBetaProofs",
@@ -280,6 +287,9 @@ impl OptionId {
                 "alpha-beta nodes of the tactical check that raises priors (0: off)"
             }
             OptionId::AbPriorVisits => "visits at which a node gets the alpha-beta check",
+            OptionId::AbPriorPlayouts => {
+                "playouts of a search after which no alpha-beta check starts (0 = no limit)"
+            }
             OptionId::AbPriorLevels => {
                 "alpha-beta checks a node gets, each at 8x the visits and nodes of the last"
             }
@@ -311,6 +321,7 @@ impl OptionId {
             OptionId::NnCacheSize => Some(SpinRange { min: 0, max: 100_000_000 }),
             OptionId::AbPriorNodes => Some(SpinRange { min: 0, max: 100_000_000 }),
             OptionId::AbPriorVisits => Some(SpinRange { min: 1, max: 1_000_000_000 }),
+            OptionId::AbPriorPlayouts => Some(SpinRange { min: 0, max: 1_000_000_000 }),
             OptionId::AbPriorLevels => Some(SpinRange { min: 1, max: 4 }),
             _ => None,
         }
@@ -393,6 +404,8 @@ pub struct Options {
     pub ab_prior_nodes: u64,
     /// `AlphaBetaPriorVisits` ([`SearchConfig::ab_prior_visits`]).
     pub ab_prior_visits: u64,
+    /// `AlphaBetaPriorPlayouts` ([`SearchConfig::ab_prior_playouts`]).
+    pub ab_prior_playouts: u64,
     /// `AlphaBetaPriorLevels` ([`SearchConfig::ab_prior_levels`]).
     pub ab_prior_levels: u64,
     /// `AlphaBetaPriorWeight` ([`SearchConfig::ab_prior_weight`]).
@@ -438,6 +451,7 @@ impl Default for Options {
             minimax_weight: SearchConfig::default().minimax_weight,
             ab_prior_nodes: DEFAULT_AB_PRIOR_NODES,
             ab_prior_visits: u64::from(SearchConfig::default().ab_prior_visits),
+            ab_prior_playouts: DEFAULT_AB_PRIOR_PLAYOUTS,
             ab_prior_levels: DEFAULT_AB_PRIOR_LEVELS,
             ab_prior_weight: SearchConfig::default().ab_prior_weight,
             ab_proofs: DEFAULT_AB_PROOFS,
@@ -518,6 +532,7 @@ impl Options {
             minimax_weight: self.minimax_weight,
             ab_prior_nodes: u32::try_from(self.ab_prior_nodes).unwrap_or(u32::MAX),
             ab_prior_visits: u32::try_from(self.ab_prior_visits).unwrap_or(u32::MAX),
+            ab_prior_playouts: u32::try_from(self.ab_prior_playouts).unwrap_or(u32::MAX),
             ab_prior_levels: u8::try_from(self.ab_prior_levels.clamp(1, 4)).unwrap_or(1),
             ab_prior_weight: self.ab_prior_weight,
             ab_prior_proofs: self.ab_proofs,
@@ -585,6 +600,7 @@ impl Options {
                     OptionId::MinimaxWeight => number(self.minimax_weight),
                     OptionId::AbPriorNodes => spin(self.ab_prior_nodes),
                     OptionId::AbPriorVisits => spin(self.ab_prior_visits),
+                    OptionId::AbPriorPlayouts => spin(self.ab_prior_playouts),
                     OptionId::AbPriorLevels => spin(self.ab_prior_levels),
                     OptionId::AbPriorWeight => number(self.ab_prior_weight),
                     OptionId::AbProofs => check(self.ab_proofs),
@@ -709,6 +725,7 @@ impl Options {
             }
             OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,
             OptionId::AbPriorVisits => self.ab_prior_visits = spin()?,
+            OptionId::AbPriorPlayouts => self.ab_prior_playouts = spin()?,
             OptionId::AbPriorLevels => self.ab_prior_levels = spin()?,
             OptionId::AbPriorWeight => self.ab_prior_weight = number(0.0, 1.0)?,
             OptionId::AbProofs => self.ab_proofs = check()?,
@@ -829,6 +846,9 @@ mod tests {
         let config = o.search_config(base);
         assert_eq!((config.ab_prior_nodes, config.ab_prior_visits), (1000, 64));
         assert_eq!(config.ab_prior_weight, 0.3);
+        assert_eq!(config.ab_prior_playouts, 0, "no limit by default");
+        assert_eq!(o.set("AlphaBetaPriorPlayouts", Some("4096")), Ok(OptionId::AbPriorPlayouts));
+        assert_eq!(o.search_config(base).ab_prior_playouts, 4096);
         for bad in ["-0.1", "1.5", "nan", "x"] {
             assert!(o.set("AlphaBetaPriorWeight", Some(bad)).is_err(), "{bad}");
         }

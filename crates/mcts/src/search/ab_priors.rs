@@ -85,6 +85,12 @@ impl Search {
         if visits < first || node.n_edges <= 1 || (id == 0 && config.gumbel.is_some()) {
             return None;
         }
+        if config.ab_prior_playouts > 0
+            && self.nodes[0].in_tree().saturating_sub(self.ab_search_start)
+                >= config.ab_prior_playouts
+        {
+            return None;
+        }
         let nodes = u64::from(config.ab_prior_nodes);
         if visits == first {
             return Some(nodes);

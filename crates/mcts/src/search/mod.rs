@@ -157,6 +157,9 @@ pub struct Search {
     /// root has had above the first, by node; cleared by [`Search::advance`] (which renumbers
     /// the nodes and brings new ones within reach of the deeper checks).
     ab_levels_done: Vec<(NodeId, u8)>,
+    /// The root's visits when this search began (0, or what [`Search::advance`] kept), for
+    /// [`SearchConfig::ab_prior_playouts`].
+    ab_search_start: u32,
 }
 
 /// The state of a Gumbel root search (see [`crate::gumbel`]): a search begins when the root
@@ -229,6 +232,7 @@ impl Search {
             alphabeta: None,
             ab_stats: AbPriorStats::default(),
             ab_levels_done: Vec::new(),
+            ab_search_start: 0,
         }
     }
 

@@ -149,6 +149,8 @@ impl Search {
             root.proven = Proven::Unknown;
             root.plies = 0;
         }
+        // A new search begins: `ab_prior_playouts` counts its playouts from here.
+        self.ab_search_start = self.nodes[0].in_tree();
         if self.nodes[0].expansion == Expansion::Expanded {
             self.add_root_noise();
         }

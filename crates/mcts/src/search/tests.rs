@@ -658,6 +658,38 @@ fn deeper_alpha_beta_checks_come_at_eight_times_the_visits_with_eight_times_the_
 }
 
 #[test]
+fn alpha_beta_checks_stop_after_a_searchs_playouts_and_start_again_after_advance() {
+    let pos = Position::new(Variant::Atomic);
+    let capped = SearchConfig {
+        ab_prior_nodes: 100,
+        ab_prior_visits: 1,
+        ab_prior_playouts: 256,
+        ..SearchConfig::default().without_noise()
+    };
+    let mut search = Search::new(&Game::new(pos), capped, 1);
+    let mut free = Search::new(&Game::new(pos), SearchConfig { ab_prior_playouts: 0, ..capped }, 1);
+    search.run(&UniformEvaluator, 256, 1);
+    free.run(&UniformEvaluator, 256, 1);
+    let at_cap = search.ab_prior_stats().checks;
+    assert!(at_cap > 0 && at_cap <= free.ab_prior_stats().checks, "{at_cap}");
+    search.run(&UniformEvaluator, 8192, 1);
+    free.run(&UniformEvaluator, 8192, 1);
+    assert_eq!(search.ab_prior_stats().checks, at_cap, "no check after 256 playouts");
+    assert!(free.ab_prior_stats().checks > at_cap, "without the cap the checks go on");
+    // The next search (a kept subtree of more than 256 visits, so a count from zero would
+    // allow none) gets its own 256 playouts of checks, then none.
+    let m = search.best_move().unwrap();
+    search.advance(m);
+    let kept = search.root_visits();
+    assert!(kept > 256, "{kept}");
+    search.run(&UniformEvaluator, kept + 256, 1);
+    let again = search.ab_prior_stats().checks;
+    assert!(again > at_cap, "checks again after advance");
+    search.run(&UniformEvaluator, kept + 2048, 1);
+    assert_eq!(search.ab_prior_stats().checks, again);
+}
+
+#[test]
 fn an_alpha_beta_check_of_a_quiet_position_changes_nothing() {
     let pos = Position::new(Variant::Atomic);
     let (search, _) = root_checked_once(pos);
