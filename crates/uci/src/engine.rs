@@ -590,6 +590,7 @@ impl Engine {
             && !limits.ponder;
         let max_tree_bytes = self.max_tree_bytes();
         let mut search = self.tree_for_current_game(search_config, max_tree_bytes);
+        search.set_alpha_beta_priors(self.options.alpha_beta_priors_for(limits.budget));
         let restricted = self.restrict_to_searchmoves(&mut search, &go.searchmoves);
         let answered = Arc::new(AtomicBool::new(false));
         let job = Job {

@@ -30,6 +30,7 @@
 //! | `AlphaBetaPriorNodes` | spin (nodes) | alpha-beta priors ([`atomzero_mcts::SearchConfig::ab_prior_nodes`]): a tactical alpha-beta search of this many nodes at each node reaching `AlphaBetaPriorVisits` visits; when it leaves at most three moves unrefuted, their priors are raised to `AlphaBetaPriorWeight` between them (default 1000; 0 = off) |
 //! | `AlphaBetaPriorVisits` | spin | visits at which a node gets that check |
 //! | `AlphaBetaPriorPlayouts` | spin | playouts of each search (from `go`, reused visits not counted) after which no check starts; 0 = no limit |
+//! | `AlphaBetaPriorMaxTime` | spin (ms) | the longest move time budget whose search runs the checks: a move with more time to think (`go movetime`, or the clock's share) starts none, its playouts all going to the network; `go nodes`, `infinite` and a bare `go` keep them; 0 = no limit |
 //! | `AlphaBetaPriorLevels` | spin | checks a node gets as its visits grow, each at 8 times the visits and the nodes of the last ([`atomzero_mcts::SearchConfig::ab_prior_levels`]; default 1) |
 //! | `AlphaBetaPriorWeight` | string (number, 0–1) | prior mass the moves the check singles out get at least |
 //! | `AlphaBetaProofs` | check | a check that finds a forced game end (a king explosion or mate within its horizon, for either side) proves its node for the MCTS-solver ([`atomzero_mcts::SearchConfig::ab_prior_proofs`]) |
@@ -45,6 +46,7 @@ use atomzero_rules::{Start, Variant};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// `PolicyTemperature`'s default: priors flattened as lc0 does in play (its `PolicySoftmaxTemp`
 /// defaults to 1.359). Measured with the shipped network at 1,000 playouts a move (200 games
@@ -74,6 +76,9 @@ pub const DEFAULT_AB_PRIOR_NODES: u64 = 1000;
 
 /// `AlphaBetaPriorPlayouts`' default: no limit, until a match says otherwise.
 pub const DEFAULT_AB_PRIOR_PLAYOUTS: u64 = 0;
+
+/// `AlphaBetaPriorMaxTime`'s default (milliseconds): no limit, until a match says otherwise.
+pub const DEFAULT_AB_PRIOR_MAX_TIME_MS: u64 = 0;
 
 /// `AlphaBetaPriorLevels`' default: one check a node, until a match says otherwise.
 pub const DEFAULT_AB_PRIOR_LEVELS: u64 = 1;
@@ -143,7 +148,10 @@ pub enum OptionId {
     AbPriorNodes,
     /// `AlphaBetaPriorVisits`.
     AbPriorVisits,
+    /// `AlphaBetaPriorPlayouts`.
     AbPriorPlayouts,
+    /// `AlphaBetaPriorMaxTime`.
+    AbPriorMaxTime,
     /// `AlphaBetaPriorLevels`.
     AbPriorLevels,
     /// `AlphaBetaPriorWeight`.
@@ -171,7 +179,7 @@ pub struct SpinRange {
 
 impl OptionId {
     /// Every option, in the order `uci` lists them.
-    pub const ALL: [OptionId; 34] = [
+    pub const ALL: [OptionId; 35] = [
         OptionId::Variant,
         OptionId::Chess960,
         OptionId::Start,
@@ -199,6 +207,7 @@ impl OptionId {
         OptionId::AbPriorNodes,
         OptionId::AbPriorVisits,
         OptionId::AbPriorPlayouts,
+        OptionId::AbPriorMaxTime,
         OptionId::AbPriorLevels,
         OptionId::AbPriorWeight,
         OptionId::AbProofs,
@@ -238,6 +247,7 @@ impl OptionId {
             OptionId::AbPriorNodes => "AlphaBetaPriorNodes",
             OptionId::AbPriorVisits => "AlphaBetaPriorVisits",
             OptionId::AbPriorPlayouts => "AlphaBetaPriorPlayouts",
+            OptionId::AbPriorMaxTime => "AlphaBetaPriorMaxTime",
             OptionId::AbPriorLevels => "AlphaBetaPriorLevels",
             OptionId::AbPriorWeight => "AlphaBetaPriorWeight",
             OptionId::AbProofs => "AlphaBetaProofs",
@@ -290,6 +300,9 @@ impl OptionId {
             OptionId::AbPriorPlayouts => {
                 "playouts of a search after which no alpha-beta check starts (0 = no limit)"
             }
+            OptionId::AbPriorMaxTime => {
+                "longest move time (ms) whose search runs alpha-beta checks (0 = no limit)"
+            }
             OptionId::AbPriorLevels => {
                 "alpha-beta checks a node gets, each at 8x the visits and nodes of the last"
             }
@@ -322,6 +335,7 @@ impl OptionId {
             OptionId::AbPriorNodes => Some(SpinRange { min: 0, max: 100_000_000 }),
             OptionId::AbPriorVisits => Some(SpinRange { min: 1, max: 1_000_000_000 }),
             OptionId::AbPriorPlayouts => Some(SpinRange { min: 0, max: 1_000_000_000 }),
+            OptionId::AbPriorMaxTime => Some(SpinRange { min: 0, max: 86_400_000 }),
             OptionId::AbPriorLevels => Some(SpinRange { min: 1, max: 4 }),
             _ => None,
         }
@@ -406,6 +420,8 @@ pub struct Options {
     pub ab_prior_visits: u64,
     /// `AlphaBetaPriorPlayouts` ([`SearchConfig::ab_prior_playouts`]).
     pub ab_prior_playouts: u64,
+    /// `AlphaBetaPriorMaxTime` (milliseconds; [`Options::alpha_beta_priors_for`]).
+    pub ab_prior_max_time_ms: u64,
     /// `AlphaBetaPriorLevels` ([`SearchConfig::ab_prior_levels`]).
     pub ab_prior_levels: u64,
     /// `AlphaBetaPriorWeight` ([`SearchConfig::ab_prior_weight`]).
@@ -452,6 +468,7 @@ impl Default for Options {
             ab_prior_nodes: DEFAULT_AB_PRIOR_NODES,
             ab_prior_visits: u64::from(SearchConfig::default().ab_prior_visits),
             ab_prior_playouts: DEFAULT_AB_PRIOR_PLAYOUTS,
+            ab_prior_max_time_ms: DEFAULT_AB_PRIOR_MAX_TIME_MS,
             ab_prior_levels: DEFAULT_AB_PRIOR_LEVELS,
             ab_prior_weight: SearchConfig::default().ab_prior_weight,
             ab_proofs: DEFAULT_AB_PROOFS,
@@ -517,6 +534,16 @@ impl fmt::Display for OptionError {
 impl std::error::Error for OptionError {}
 
 impl Options {
+    /// Whether a search with the time budget `budget` (`None`: no time limit) runs the
+    /// alpha-beta checks: always when `AlphaBetaPriorMaxTime` is 0, otherwise when there is
+    /// no budget or it is at most that many milliseconds. A switch beside the settings, not
+    /// one of them ([`atomzero_mcts::Search::set_alpha_beta_priors`]), so a change of move
+    /// time keeps the tree.
+    pub fn alpha_beta_priors_for(&self, budget: Option<Duration>) -> bool {
+        self.ab_prior_max_time_ms == 0
+            || budget.is_none_or(|b| b <= Duration::from_millis(self.ab_prior_max_time_ms))
+    }
+
     /// The search settings these options set (`CPuct`, `CPuctBase`, `CPuctFactor`,
     /// `FpuReduction`, `FpuReductionAtRoot`,
     /// `LcbStdevs`) on top of `base`.
@@ -601,6 +628,7 @@ impl Options {
                     OptionId::AbPriorNodes => spin(self.ab_prior_nodes),
                     OptionId::AbPriorVisits => spin(self.ab_prior_visits),
                     OptionId::AbPriorPlayouts => spin(self.ab_prior_playouts),
+                    OptionId::AbPriorMaxTime => spin(self.ab_prior_max_time_ms),
                     OptionId::AbPriorLevels => spin(self.ab_prior_levels),
                     OptionId::AbPriorWeight => number(self.ab_prior_weight),
                     OptionId::AbProofs => check(self.ab_proofs),
@@ -726,6 +754,7 @@ impl Options {
             OptionId::AbPriorNodes => self.ab_prior_nodes = spin()?,
             OptionId::AbPriorVisits => self.ab_prior_visits = spin()?,
             OptionId::AbPriorPlayouts => self.ab_prior_playouts = spin()?,
+            OptionId::AbPriorMaxTime => self.ab_prior_max_time_ms = spin()?,
             OptionId::AbPriorLevels => self.ab_prior_levels = spin()?,
             OptionId::AbPriorWeight => self.ab_prior_weight = number(0.0, 1.0)?,
             OptionId::AbProofs => self.ab_proofs = check()?,
@@ -849,6 +878,17 @@ mod tests {
         assert_eq!(config.ab_prior_playouts, 0, "no limit by default");
         assert_eq!(o.set("AlphaBetaPriorPlayouts", Some("4096")), Ok(OptionId::AbPriorPlayouts));
         assert_eq!(o.search_config(base).ab_prior_playouts, 4096);
+        let (short, long) = (Duration::from_millis(100), Duration::from_millis(500));
+        assert!(o.alpha_beta_priors_for(Some(long)), "no limit by default");
+        assert_eq!(o.set("AlphaBetaPriorMaxTime", Some("250")), Ok(OptionId::AbPriorMaxTime));
+        assert!(o.alpha_beta_priors_for(Some(short)), "a short move keeps the checks");
+        assert!(o.alpha_beta_priors_for(Some(Duration::from_millis(250))), "the limit itself");
+        assert!(!o.alpha_beta_priors_for(Some(long)), "a long move has none");
+        assert!(o.alpha_beta_priors_for(None), "no time budget: kept");
+        assert!(o.set("AlphaBetaPriorMaxTime", Some("x")).is_err());
+        // Out-of-range spins clamp, as Stockfish's do: -1 is 0, no limit.
+        assert_eq!(o.set("AlphaBetaPriorMaxTime", Some("-1")), Ok(OptionId::AbPriorMaxTime));
+        assert!(o.alpha_beta_priors_for(Some(long)), "clamped to 0: no limit");
         for bad in ["-0.1", "1.5", "nan", "x"] {
             assert!(o.set("AlphaBetaPriorWeight", Some(bad)).is_err(), "{bad}");
         }

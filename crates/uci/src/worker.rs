@@ -250,7 +250,11 @@ pub(crate) fn run(job: Job, signals: Receiver<Signal>) -> Option<Search> {
             }
             if let (Some(cache), Some(before)) = (&cache, cache_before) {
                 output.info_string(&cache_line(cache.stats(), before));
-                if search.config().ab_prior_nodes > 0 {
+                if search.config().ab_prior_nodes > 0 && !search.alpha_beta_priors_enabled() {
+                    output.info_string(
+                        "alpha-beta priors: off for this move (its time is over AlphaBetaPriorMaxTime)",
+                    );
+                } else if search.config().ab_prior_nodes > 0 {
                     let now = search.ab_prior_stats();
                     output.info_string(&format!(
                         "alpha-beta priors: {} checks, {} raised priors, {} proofs, {} nodes",

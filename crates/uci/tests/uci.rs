@@ -727,6 +727,45 @@ fn the_evaluation_cache_answers_a_search_seen_before() {
 }
 
 #[test]
+fn alpha_beta_checks_run_only_for_moves_within_alpha_beta_prior_max_time() {
+    // `debug on` reports each search's checks (with the cache on, the default). A move time
+    // over the limit runs none; `go nodes` (no time budget) and a move time within it do, in
+    // the same game and tree.
+    let mut h = Harness::with(EngineConfig::default(), test_loader);
+    h.send("setoption name Model value random");
+    h.send("setoption name AlphaBetaPriorVisits value 1");
+    h.send("setoption name AlphaBetaPriorMaxTime value 200");
+    h.send("debug on");
+    let checks = |h: &mut Harness, go: &str| {
+        h.send("position startpos moves e2e4");
+        h.send(go);
+        let (mv, lines) = h.bestmove();
+        h.assert_legal(&mv, &lines);
+        let report: Vec<String> = info_strings(&lines)
+            .into_iter()
+            .filter(|l| l.contains("alpha-beta priors"))
+            .cloned()
+            .collect();
+        assert_eq!(report.len(), 1, "{lines:?}");
+        report[0].clone()
+    };
+    // Long enough that 300 playouts end the search first on any machine.
+    let off = checks(&mut h, "go movetime 100000 nodes 300");
+    assert!(off.contains("off for this move"), "{off}");
+    let on = checks(&mut h, "go nodes 300");
+    let words: Vec<&str> = on.split_whitespace().collect();
+    // info string alpha-beta priors: N checks, ...
+    assert_eq!(words[5], "checks,", "{on}");
+    assert!(words[4].parse::<u64>().unwrap() > 0, "{on}");
+    let short = checks(&mut h, "go movetime 150 nodes 300");
+    assert!(!short.contains("off for this move"), "{short}");
+    // 0 lifts the limit.
+    h.send("setoption name AlphaBetaPriorMaxTime value 0");
+    let unlimited = checks(&mut h, "go movetime 100000 nodes 300");
+    assert!(!unlimited.contains("off for this move"), "{unlimited}");
+}
+
+#[test]
 fn cpuct_and_fpu_options_change_the_search() {
     // Root moves visited in 300 playouts (one `multipv` line each): little exploration with a
     // large first-play-urgency reduction keeps to a few moves; much exploration with none

@@ -65,6 +65,19 @@ pub struct AbPriorStats {
 }
 
 impl Search {
+    /// Lets alpha-beta checks ([`crate::SearchConfig::ab_prior_nodes`]) start from now on
+    /// (`true`, the default) or starts none (`false`) until told otherwise, leaving the
+    /// settings, and so the tree's reuse, untouched: the UCI engine turns the checks off for
+    /// moves with a long time budget (`AlphaBetaPriorMaxTime`). Priors raised earlier stay.
+    pub fn set_alpha_beta_priors(&mut self, enabled: bool) {
+        self.ab_enabled = enabled;
+    }
+
+    /// Whether alpha-beta checks may start ([`Search::set_alpha_beta_priors`]).
+    pub fn alpha_beta_priors_enabled(&self) -> bool {
+        self.ab_enabled
+    }
+
     /// The node budget of node `id`, `depth` plies below the root, for an alpha-beta check
     /// now (it is about to be selected from), if it gets one: check 0,
     /// [`crate::SearchConfig::ab_prior_nodes`] nodes, when its visits reach
@@ -76,7 +89,7 @@ impl Search {
     #[inline]
     pub(super) fn ab_check_budget(&mut self, id: NodeId, depth: usize) -> Option<u64> {
         let config = &self.config;
-        if config.ab_prior_nodes == 0 {
+        if config.ab_prior_nodes == 0 || !self.ab_enabled {
             return None;
         }
         let node = &self.nodes[id as usize];

@@ -160,6 +160,9 @@ pub struct Search {
     /// The root's visits when this search began (0, or what [`Search::advance`] kept), for
     /// [`SearchConfig::ab_prior_playouts`].
     ab_search_start: u32,
+    /// Whether alpha-beta checks may start ([`Search::set_alpha_beta_priors`]; `true` unless
+    /// the caller turned them off for this search).
+    ab_enabled: bool,
 }
 
 /// The state of a Gumbel root search (see [`crate::gumbel`]): a search begins when the root
@@ -233,6 +236,7 @@ impl Search {
             ab_stats: AbPriorStats::default(),
             ab_levels_done: Vec::new(),
             ab_search_start: 0,
+            ab_enabled: true,
         }
     }
 

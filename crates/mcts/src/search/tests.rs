@@ -690,6 +690,33 @@ fn alpha_beta_checks_stop_after_a_searchs_playouts_and_start_again_after_advance
 }
 
 #[test]
+fn alpha_beta_checks_turned_off_start_none_and_turned_on_start_again() {
+    let pos = Position::new(Variant::Atomic);
+    let config = SearchConfig {
+        ab_prior_nodes: 100,
+        ab_prior_visits: 1,
+        ..SearchConfig::default().without_noise()
+    };
+    let mut search = Search::new(&Game::new(pos), config, 1);
+    assert!(search.alpha_beta_priors_enabled(), "on by default");
+    search.set_alpha_beta_priors(false);
+    search.run(&UniformEvaluator, 512, 1);
+    assert_eq!(search.ab_prior_stats().checks, 0, "no check while off");
+    // The switch survives `advance` (the caller decides each search) and leaves the
+    // settings, which gate the tree's reuse, alone.
+    let m = search.best_move().unwrap();
+    search.advance(m);
+    assert!(!search.alpha_beta_priors_enabled());
+    assert_eq!(*search.config(), config);
+    let kept = search.root_visits();
+    search.run(&UniformEvaluator, kept + 512, 1);
+    assert_eq!(search.ab_prior_stats().checks, 0, "still none after advance");
+    search.set_alpha_beta_priors(true);
+    search.run(&UniformEvaluator, kept + 1024, 1);
+    assert!(search.ab_prior_stats().checks > 0, "checks again once on");
+}
+
+#[test]
 fn an_alpha_beta_check_of_a_quiet_position_changes_nothing() {
     let pos = Position::new(Variant::Atomic);
     let (search, _) = root_checked_once(pos);
