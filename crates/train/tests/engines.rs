@@ -295,6 +295,7 @@ fn adamw_and_nesterov_trajectories_equal_burns() {
     // noise / 1e-6 × the rate instead of ± the rate. The clipped gradients of the other
     // weights are ~1e-4 and larger, so their steps are still normalised (and an epsilon
     // inside the square root would still be caught).
+    const EPSILON: f32 = 1e-6;
     let (burn_losses, burn_after) = burn_steps(
         &params,
         &batches,
@@ -302,7 +303,7 @@ fn adamw_and_nesterov_trajectories_equal_burns() {
         1.0,
         AdamWConfig::new()
             .with_weight_decay(1.0)
-            .with_epsilon(1e-6)
+            .with_epsilon(EPSILON)
             .with_grad_clipping(Some(GradientClippingConfig::Norm(0.05)))
             .init(),
     );
@@ -311,7 +312,7 @@ fn adamw_and_nesterov_trajectories_equal_burns() {
         &batches,
         1e-3,
         1.0,
-        OptimizerConfig::AdamW { beta1: 0.9, beta2: 0.999, epsilon: 1e-6, weight_decay: 1.0 },
+        OptimizerConfig::AdamW { beta1: 0.9, beta2: 0.999, epsilon: EPSILON, weight_decay: 1.0 },
         Some(0.05),
     );
     for (s, b) in stats.iter().zip(&burn_losses) {
