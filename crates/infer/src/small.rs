@@ -305,7 +305,7 @@ impl Linear {
             Some(packed) => packed.products(input, rows, out, pairs),
             // The same floats as `gemm_rm`, on any host with AVX2 and FMA: AVX-512 hosts too,
             // where the value head's 1×1 convolution (8 outputs, half of `gemm_rm`'s 16 lanes)
-            // and hidden layer ran in `gemm_rm` (1-2% of the engine's time, 2026-12-07).
+            // and hidden layer ran in `gemm_rm` (5% of one profile, docs/experiments.md, Change 29).
             None if wino256::supported() => {
                 wino256::products_f32(input, rows, self.d_in, &self.w, self.d_out, out)
             }
