@@ -95,6 +95,10 @@ pub struct TrainerConfig {
     pub value_loss_weight: f32,
     /// Value target = (1 − mix) · game result + mix · the search's root WDL.
     pub value_target_root_mix: f32,
+    /// How far ahead the root-value part of the value target looks: 0 uses the position's
+    /// own root value; λ in (0, 1) the λ-return over the game's searched positions from this
+    /// one on (`atomzero_train::data::ValueTarget`), about 1 / (1 − λ) searches ahead.
+    pub value_target_lambda: f32,
     /// The value target of positions from games cut by the ply limit: `draw` (the adjudicated
     /// result, as any other) or `search` (the root value alone).
     pub max_length_target: MaxLengthTarget,
@@ -138,6 +142,7 @@ impl Default for TrainerConfig {
             grad_clip_norm: 10.0,
             value_loss_weight: 1.0,
             value_target_root_mix: 0.0,
+            value_target_lambda: 0.0,
             max_length_target: MaxLengthTarget::Draw,
             opponent_policy_weight: 0.15,
             window_positions: 100_000,
@@ -218,6 +223,10 @@ impl TrainerConfig {
             "train.value_target_root_mix must be in [0, 1]",
         )?;
         check(
+            (0.0..1.0).contains(&self.value_target_lambda),
+            "train.value_target_lambda must be in [0, 1)",
+        )?;
+        check(
             self.opponent_policy_weight >= 0.0 && self.opponent_policy_weight <= 10.0,
             "train.opponent_policy_weight must be in [0, 10]",
         )?;
@@ -246,5 +255,18 @@ mod tests {
         c.step_milestones = vec![20, 40];
         assert!((c.learning_rate_at(25) - 0.1).abs() < 1e-12);
         assert!((c.learning_rate_at(45) - 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn value_target_lambda_is_refused_outside_0_to_1_naming_the_key() {
+        for lambda in [0.0, 0.75, 0.999] {
+            let c = TrainerConfig { value_target_lambda: lambda, ..TrainerConfig::default() };
+            assert!(c.validate().is_ok(), "{lambda}");
+        }
+        for lambda in [1.0, -0.1, f32::NAN] {
+            let c = TrainerConfig { value_target_lambda: lambda, ..TrainerConfig::default() };
+            let err = c.validate().unwrap_err();
+            assert!(err.contains("train.value_target_lambda"), "{lambda}: {err}");
+        }
     }
 }

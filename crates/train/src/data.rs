@@ -9,7 +9,7 @@
 use crate::config::{MATERIAL_MARGIN, MaxLengthTarget};
 use atomzero_backprop::SparseBatch;
 use atomzero_encoding::{Encoder, move_to_index, reply_index};
-use atomzero_replay::ReplayWindow;
+use atomzero_replay::{MoveRecord, ReplayWindow};
 use atomzero_rules::{Color, Position, Role};
 
 /// Refills `out` with the window examples `indices` (those the window cannot rebuild are
@@ -24,20 +24,75 @@ pub fn build_batch(
     reply_weight: f32,
     out: &mut SparseBatch,
 ) {
-    build_batch_with(window, indices, encoder, root_mix, MaxLengthTarget::Draw, reply_weight, out);
+    let value = ValueTarget { root_mix, lambda: 0.0, max_length: MaxLengthTarget::Draw };
+    build_batch_with(window, indices, encoder, &value, reply_weight, out);
 }
 
-/// [`build_batch`], with the value target of positions from games cut by the ply limit
-/// chosen by `max_length` ([`MaxLengthTarget::Search`]: the root WDL alone).
+/// How a position's value target is made from its game's result and the searches' root values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValueTarget {
+    /// Target = (1 − `root_mix`) · result + `root_mix` · the searched part (below).
+    pub root_mix: f32,
+    /// The searched part: with `lambda` = 0 the position's own root WDL; above 0, the
+    /// λ-return over the game's searched positions from this one on (Sutton's TD(λ), over
+    /// searched plies): `(1 − λ) Σ_j λ^j v_j + λ^M z`, where `v_j` is the root WDL of the
+    /// `j`-th searched position from this one (this one is `j` = 0), seen from this side to
+    /// move, `M` how many there are, and `z` the result. Later searches know what the game
+    /// showed a few plies on (KataGo's short-term value targets average future search values
+    /// the same way).
+    pub lambda: f32,
+    /// The value target of positions from games cut by the ply limit
+    /// ([`MaxLengthTarget::Search`]: the searched part alone, its result weight spread over
+    /// the searched positions).
+    pub max_length: MaxLengthTarget,
+}
+
+impl ValueTarget {
+    /// The target `config` asks for.
+    pub fn of(config: &crate::TrainerConfig) -> ValueTarget {
+        ValueTarget {
+            root_mix: config.value_target_root_mix,
+            lambda: config.value_target_lambda,
+            max_length: config.max_length_target,
+        }
+    }
+}
+
+/// The searched part of a value target ([`ValueTarget::lambda`]): the λ-return over the
+/// searched positions of `rest` (the game from this position on), with `result` for this
+/// side to move; `None` for `result` spreads its weight over the searched positions.
+fn lambda_return(rest: &[MoveRecord], lambda: f32, result: Option<[f32; 3]>) -> [f32; 3] {
+    let mut sum = [0.0f32; 3];
+    let mut weight = 1.0f32;
+    let mut total = 0.0f32;
+    for (k, record) in rest.iter().enumerate() {
+        let Some(target) = &record.target else { continue };
+        let [w, d, l] = target.root_wdl;
+        let v = if k % 2 == 0 { [w, d, l] } else { [l, d, w] };
+        let share = (1.0 - lambda) * weight;
+        for (s, x) in sum.iter_mut().zip(v) {
+            *s += share * x;
+        }
+        total += share;
+        weight *= lambda;
+    }
+    match result {
+        Some(z) => std::array::from_fn(|i| sum[i] + weight * z[i]),
+        None if total > 0.0 => sum.map(|s| s / total),
+        None => sum,
+    }
+}
+
+/// [`build_batch`], with the value target chosen by `value` ([`ValueTarget`]).
 pub fn build_batch_with(
     window: &ReplayWindow,
     indices: &[usize],
     encoder: &Encoder,
-    root_mix: f32,
-    max_length: MaxLengthTarget,
+    value: &ValueTarget,
     reply_weight: f32,
     out: &mut SparseBatch,
 ) {
+    let ValueTarget { root_mix, lambda, max_length } = *value;
     let planes = encoder.planes();
     if out.planes != planes {
         *out = SparseBatch::new(planes);
@@ -60,11 +115,8 @@ pub fn build_batch_with(
             let weight = if total > 0.0 { weight / total } else { 0.0 };
             policy.push((move_to_index(pos, m), weight));
         }
-        let mix = if sample.adjudicated && max_length == MaxLengthTarget::Search {
-            1.0
-        } else {
-            root_mix
-        };
+        let unresolved = sample.adjudicated && max_length == MaxLengthTarget::Search;
+        let mix = if unresolved { 1.0 } else { root_mix };
         let cut = match max_length {
             MaxLengthTarget::Material => sample.cut_position(),
             _ => None,
@@ -82,8 +134,12 @@ pub fn build_batch_with(
             }
             _ => sample.result_wdl,
         };
-        let wdl: [f32; 3] =
-            std::array::from_fn(|k| (1.0 - mix) * result[k] + mix * sample.target.root_wdl[k]);
+        let searched = if lambda > 0.0 {
+            lambda_return(sample.rest, lambda, (!unresolved).then_some(result))
+        } else {
+            sample.target.root_wdl
+        };
+        let wdl: [f32; 3] = std::array::from_fn(|k| (1.0 - mix) * result[k] + mix * searched[k]);
         reply.clear();
         if let Some(record) = sample.reply.filter(|_| reply_weight > 0.0) {
             let mut after = *pos;

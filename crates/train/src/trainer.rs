@@ -2,7 +2,7 @@
 
 use crate::checkpoint::{self, CHECKPOINT_FORMAT_VERSION, CheckpointError, Engine, TrainState};
 use crate::config::TrainerConfig;
-use crate::data::build_batch_with;
+use crate::data::{ValueTarget, build_batch_with};
 use crate::engine::{self, Trainer};
 use crate::tensorboard::EventWriter;
 use atomzero_backprop::SparseBatch;
@@ -284,8 +284,7 @@ pub fn train(
             &window,
             &indices,
             &encoder,
-            config.value_target_root_mix,
-            config.max_length_target,
+            &ValueTarget::of(config),
             reply_weight,
             &mut batch,
         );

@@ -4,14 +4,14 @@
 //!
 //! The network runs in inference mode (batch norm with its running statistics, as in play),
 //! on every training target of the window in order, with the same targets the trainer builds
-//! (`value_target_root_mix`, `max_length_target`, the opponent-policy target when the net
-//! has that head). The losses are the trainer's: masked policy cross-entropy, WDL
-//! cross-entropy, and the total `policy + reply + value_loss_weight · value`, each averaged
-//! over the positions.
+//! (`value_target_root_mix`, `value_target_lambda`, `max_length_target`, the opponent-policy
+//! target when the net has that head). The losses are the trainer's: masked policy
+//! cross-entropy, WDL cross-entropy, and the total `policy + reply + value_loss_weight ·
+//! value`, each averaged over the positions.
 
 use crate::burn::{TrainBatch, losses};
 use crate::config::TrainerConfig;
-use crate::data::build_batch_with;
+use crate::data::{ValueTarget, build_batch_with};
 use atomzero_backprop::SparseBatch;
 use atomzero_encoding::Encoder;
 use atomzero_nn::Net;
@@ -62,8 +62,7 @@ pub fn validation_losses(
             window,
             chunk,
             &encoder,
-            config.value_target_root_mix,
-            config.max_length_target,
+            &ValueTarget::of(config),
             reply_weight,
             &mut batch,
         );

@@ -144,7 +144,7 @@ fn bomb_games_train_a_bomb_network_and_fit_the_belief() {
 fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
     use atomzero_replay::{EndReason, MoveRecord, SearchTarget};
     use atomzero_train::MaxLengthTarget;
-    use atomzero_train::data::build_batch_with;
+    use atomzero_train::data::{ValueTarget, build_batch_with};
     // Two moves of a game adjudicated at the ply limit, each a target with root WDL
     // (0.6, 0.3, 0.1) for its side to move; and the same game ended by the rules (a draw).
     let setup = Position::new(Variant::Bomb);
@@ -171,7 +171,8 @@ fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
     let wdl = |reason, max_length| {
         let window = ReplayWindow::from_games(vec![game(reason)]);
         let mut batch = SparseBatch::new(1);
-        build_batch_with(&window, &[0, 1], &encoder, 0.0, max_length, 0.0, &mut batch);
+        let value = ValueTarget { root_mix: 0.0, lambda: 0.0, max_length };
+        build_batch_with(&window, &[0, 1], &encoder, &value, 0.0, &mut batch);
         batch.wdl
     };
     let cut = EndReason::MaxLength;
@@ -186,7 +187,7 @@ fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
 fn games_cut_by_the_ply_limit_can_be_adjudicated_by_material() {
     use atomzero_replay::{EndReason, MoveRecord, SearchTarget};
     use atomzero_train::MaxLengthTarget;
-    use atomzero_train::data::build_batch_with;
+    use atomzero_train::data::{ValueTarget, build_batch_with};
     // Two quiet moves from a start where Black lacks `missing`, both targets, the game cut
     // by the ply limit (or ended by the rules).
     let game = |missing: &str, reason| {
@@ -219,7 +220,8 @@ fn games_cut_by_the_ply_limit_can_be_adjudicated_by_material() {
     let wdl = |record, max_length, mix| {
         let window = ReplayWindow::from_games(vec![record]);
         let mut batch = SparseBatch::new(1);
-        build_batch_with(&window, &[0, 1], &encoder, mix, max_length, 0.0, &mut batch);
+        let value = ValueTarget { root_mix: mix, lambda: 0.0, max_length };
+        build_batch_with(&window, &[0, 1], &encoder, &value, 0.0, &mut batch);
         batch.wdl
     };
     let cut = EndReason::MaxLength;
@@ -236,4 +238,79 @@ fn games_cut_by_the_ply_limit_can_be_adjudicated_by_material() {
     let ended = EndReason::Rules(atomzero_rules::Termination::ThreefoldRepetition);
     assert_eq!(wdl(game("q", ended), material, 0.0), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
     assert_eq!(wdl(game("q", cut), MaxLengthTarget::Draw, 0.0), [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+}
+
+/// `train.value_target_lambda`: the searched part of the value target is the λ-return over
+/// the game's searched positions from this one on, each root WDL seen from this side to move
+/// (flipped on the opponent's plies), the rest of the weight on the result; λ = 0 is the
+/// position's own root WDL, and a game cut by the ply limit under `max_length_target =
+/// "search"` spreads the result's weight over the searched positions.
+#[test]
+fn the_lambda_return_looks_ahead_over_the_searched_positions() {
+    use atomzero_replay::{EndReason, MoveRecord, SearchTarget};
+    use atomzero_train::MaxLengthTarget;
+    use atomzero_train::data::{ValueTarget, build_batch_with};
+    // Four quiet plies; plies 0, 1 and 3 searched (ply 2 a cheap search without a target).
+    let mut pos = Position::new(Variant::Atomic);
+    let start_fen = pos.fen();
+    let roots = [Some([0.5, 0.5, 0.0]), Some([0.1, 0.2, 0.7]), None, Some([0.0, 0.0, 1.0])];
+    let mut moves = Vec::new();
+    for (uci, root) in ["g1f3", "g8f6", "b1c3", "b8c6"].into_iter().zip(roots) {
+        let mv = pos.parse_uci(uci).unwrap();
+        let target =
+            root.map(|root_wdl| SearchTarget { policy: vec![(mv, 1.0)], root_wdl, surprise: None });
+        moves.push(MoveRecord { mv, target });
+        pos.play_unchecked(mv);
+    }
+    let game = |winner, reason| GameRecord {
+        variant: Variant::Atomic,
+        start_fen: start_fen.clone(),
+        chess960: false,
+        moves: moves.clone(),
+        winner,
+        reason,
+        resign_disabled: false,
+        resign_point: None,
+    };
+    let encoder = Encoder::new(EncoderConfig::default());
+    let wdl = |record, value: ValueTarget| {
+        let window = ReplayWindow::from_games(vec![record]);
+        assert_eq!(window.len(), 3);
+        let mut batch = SparseBatch::new(1);
+        build_batch_with(&window, &[0, 1, 2], &encoder, &value, 0.0, &mut batch);
+        batch.wdl
+    };
+    let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6);
+    let won = || game(Some(Color::White), EndReason::Resignation);
+    let draw = MaxLengthTarget::Draw;
+    let value = |root_mix, lambda, max_length| ValueTarget { root_mix, lambda, max_length };
+    // λ = 0: each position's own root WDL.
+    let own = wdl(won(), value(1.0, 0.0, draw));
+    assert!(close(&own, &[0.5, 0.5, 0.0, 0.1, 0.2, 0.7, 0.0, 0.0, 1.0]), "{own:?}");
+    // λ = 0.5, White won. Ply 0 (White): 0.5·v0 + 0.25·flip(v1) + 0.125·flip(v3) + 0.125·win.
+    // Ply 1 (Black): 0.5·v1 + 0.25·v3 + 0.25·loss. Ply 3 (Black): 0.5·v3 + 0.5·loss.
+    let ahead = wdl(won(), value(1.0, 0.5, draw));
+    let expected = [
+        0.25 + 0.175 + 0.125 + 0.125,
+        0.25 + 0.05,
+        0.025,
+        0.05,
+        0.1,
+        0.35 + 0.25 + 0.25,
+        0.0,
+        0.0,
+        1.0,
+    ];
+    assert!(close(&ahead, &expected), "{ahead:?} against {expected:?}");
+    // Mixed with the result by root_mix as before: half of each.
+    let mixed = wdl(won(), value(0.5, 0.5, draw));
+    let result = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
+    let half: Vec<f32> = expected.iter().zip(result).map(|(e, z)| 0.5 * e + 0.5 * z).collect();
+    assert!(close(&mixed, &half), "{mixed:?} against {half:?}");
+    // Cut by the ply limit with the search's value: the result's weight spread over the
+    // searched positions (ply 3: its own root WDL; ply 1: (0.5·v1 + 0.25·v3) / 0.75).
+    let cut = wdl(game(None, EndReason::MaxLength), value(0.5, 0.5, MaxLengthTarget::Search));
+    let spread = [0.1 * 2.0 / 3.0, 0.2 * 2.0 / 3.0, (0.35 + 0.25) / 0.75];
+    assert!(close(&cut[3..6], &spread), "{cut:?}");
+    assert!(close(&cut[6..], &[0.0, 0.0, 1.0]), "{cut:?}");
 }
