@@ -9,6 +9,7 @@
 use crate::config::{MATERIAL_MARGIN, MaxLengthTarget};
 use atomzero_backprop::SparseBatch;
 use atomzero_encoding::{Encoder, move_to_index, reply_index};
+use atomzero_mcts::tree::flip_wdl;
 use atomzero_replay::{MoveRecord, ReplayWindow};
 use atomzero_rules::{Color, Position, Role};
 
@@ -67,8 +68,7 @@ fn lambda_return(rest: &[MoveRecord], lambda: f32, result: Option<[f32; 3]>) -> 
     let mut total = 0.0f32;
     for (k, record) in rest.iter().enumerate() {
         let Some(target) = &record.target else { continue };
-        let [w, d, l] = target.root_wdl;
-        let v = if k % 2 == 0 { [w, d, l] } else { [l, d, w] };
+        let v = if k % 2 == 0 { target.root_wdl } else { flip_wdl(target.root_wdl) };
         let share = (1.0 - lambda) * weight;
         for (s, x) in sum.iter_mut().zip(v) {
             *s += share * x;
