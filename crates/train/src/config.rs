@@ -99,6 +99,10 @@ pub struct TrainerConfig {
     /// own root value; λ in (0, 1) the λ-return over the game's searched positions from this
     /// one on (`atomzero_train::data::ValueTarget`), about 1 / (1 − λ) searches ahead.
     pub value_target_lambda: f32,
+    /// With `value_target_lambda` above 0: stop the λ-return at the first searched position
+    /// whose played move was not the search's choice (an exploratory move of either side),
+    /// taking that position's root value for the rest (Watkins's Q(λ) cut).
+    pub value_target_lambda_greedy: bool,
     /// The value target of positions from games cut by the ply limit: `draw` (the adjudicated
     /// result, as any other) or `search` (the root value alone).
     pub max_length_target: MaxLengthTarget,
@@ -143,6 +147,7 @@ impl Default for TrainerConfig {
             value_loss_weight: 1.0,
             value_target_root_mix: 0.0,
             value_target_lambda: 0.0,
+            value_target_lambda_greedy: false,
             max_length_target: MaxLengthTarget::Draw,
             opponent_policy_weight: 0.15,
             window_positions: 100_000,

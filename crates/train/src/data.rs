@@ -10,8 +10,8 @@ use crate::config::{MATERIAL_MARGIN, MaxLengthTarget};
 use atomzero_backprop::SparseBatch;
 use atomzero_encoding::{Encoder, move_to_index, reply_index};
 use atomzero_mcts::tree::flip_wdl;
-use atomzero_replay::{MoveRecord, ReplayWindow};
-use atomzero_rules::{Color, Position, Role};
+use atomzero_replay::{MoveRecord, ReplayWindow, SearchTarget};
+use atomzero_rules::{Color, Move, Position, Role};
 
 /// Refills `out` with the window examples `indices` (those the window cannot rebuild are
 /// skipped). The value target is `(1 − root_mix) · result + root_mix · the search's root WDL`;
@@ -25,7 +25,8 @@ pub fn build_batch(
     reply_weight: f32,
     out: &mut SparseBatch,
 ) {
-    let value = ValueTarget { root_mix, lambda: 0.0, max_length: MaxLengthTarget::Draw };
+    let value =
+        ValueTarget { root_mix, lambda: 0.0, greedy: false, max_length: MaxLengthTarget::Draw };
     build_batch_with(window, indices, encoder, &value, reply_weight, out);
 }
 
@@ -42,6 +43,12 @@ pub struct ValueTarget {
     /// showed a few plies on (KataGo's short-term value targets average future search values
     /// the same way).
     pub lambda: f32,
+    /// With `lambda` above 0: the λ-return stops at the first searched position whose played
+    /// move was not the search's choice (its policy target's largest weight: a move sampled
+    /// for exploration), taking that position's root WDL for all the weight left (Watkins's
+    /// Q(λ) cut), so that exploratory moves of either side do not reach back into the targets
+    /// of the positions before them.
+    pub greedy: bool,
     /// The value target of positions from games cut by the ply limit
     /// ([`MaxLengthTarget::Search`]: the searched part alone, its result weight spread over
     /// the searched positions).
@@ -54,6 +61,7 @@ impl ValueTarget {
         ValueTarget {
             root_mix: config.value_target_root_mix,
             lambda: config.value_target_lambda,
+            greedy: config.value_target_lambda_greedy,
             max_length: config.max_length_target,
         }
     }
@@ -61,17 +69,29 @@ impl ValueTarget {
 
 /// The searched part of a value target ([`ValueTarget::lambda`]): the λ-return over the
 /// searched positions of `rest` (the game from this position on), with `result` for this
-/// side to move; `None` for `result` spreads its weight over the searched positions.
-fn lambda_return(rest: &[MoveRecord], lambda: f32, result: Option<[f32; 3]>) -> [f32; 3] {
+/// side to move; `None` for `result` spreads its weight over the searched positions. With
+/// `greedy`, the return stops at the first searched position whose move was not the search's
+/// choice ([`ValueTarget::greedy`]).
+fn lambda_return(
+    rest: &[MoveRecord],
+    lambda: f32,
+    greedy: bool,
+    result: Option<[f32; 3]>,
+) -> [f32; 3] {
     let mut sum = [0.0f32; 3];
     let mut weight = 1.0f32;
     let mut total = 0.0f32;
     for (k, record) in rest.iter().enumerate() {
         let Some(target) = &record.target else { continue };
         let v = if k % 2 == 0 { target.root_wdl } else { flip_wdl(target.root_wdl) };
-        let share = (1.0 - lambda) * weight;
+        // The weights so far and this one's sum to 1 at a cut: no result, no normalising.
+        let cut = greedy && !searched_choice(target, record.mv);
+        let share = if cut { weight } else { (1.0 - lambda) * weight };
         for (s, x) in sum.iter_mut().zip(v) {
             *s += share * x;
+        }
+        if cut {
+            return sum;
         }
         total += share;
         weight *= lambda;
@@ -83,6 +103,13 @@ fn lambda_return(rest: &[MoveRecord], lambda: f32, result: Option<[f32; 3]>) -> 
     }
 }
 
+/// Whether `played` has the largest weight of `target`'s policy (ties count as chosen).
+fn searched_choice(target: &SearchTarget, played: Move) -> bool {
+    let weight = |m| target.policy.iter().filter(|&&(t, _)| t == m).map(|&(_, w)| w).sum::<f32>();
+    let best = target.policy.iter().map(|&(_, w)| w).fold(0.0f32, f32::max);
+    weight(played) >= best
+}
+
 /// [`build_batch`], with the value target chosen by `value` ([`ValueTarget`]).
 pub fn build_batch_with(
     window: &ReplayWindow,
@@ -92,7 +119,7 @@ pub fn build_batch_with(
     reply_weight: f32,
     out: &mut SparseBatch,
 ) {
-    let ValueTarget { root_mix, lambda, max_length } = *value;
+    let ValueTarget { root_mix, lambda, greedy, max_length } = *value;
     let planes = encoder.planes();
     if out.planes != planes {
         *out = SparseBatch::new(planes);
@@ -135,7 +162,7 @@ pub fn build_batch_with(
             _ => sample.result_wdl,
         };
         let searched = if lambda > 0.0 {
-            lambda_return(sample.rest, lambda, (!unresolved).then_some(result))
+            lambda_return(sample.rest, lambda, greedy, (!unresolved).then_some(result))
         } else {
             sample.target.root_wdl
         };

@@ -171,7 +171,7 @@ fn positions_of_games_cut_by_the_ply_limit_can_take_the_search_value() {
     let wdl = |reason, max_length| {
         let window = ReplayWindow::from_games(vec![game(reason)]);
         let mut batch = SparseBatch::new(1);
-        let value = ValueTarget { root_mix: 0.0, lambda: 0.0, max_length };
+        let value = ValueTarget { root_mix: 0.0, lambda: 0.0, greedy: false, max_length };
         build_batch_with(&window, &[0, 1], &encoder, &value, 0.0, &mut batch);
         batch.wdl
     };
@@ -220,7 +220,7 @@ fn games_cut_by_the_ply_limit_can_be_adjudicated_by_material() {
     let wdl = |record, max_length, mix| {
         let window = ReplayWindow::from_games(vec![record]);
         let mut batch = SparseBatch::new(1);
-        let value = ValueTarget { root_mix: mix, lambda: 0.0, max_length };
+        let value = ValueTarget { root_mix: mix, lambda: 0.0, greedy: false, max_length };
         build_batch_with(&window, &[0, 1], &encoder, &value, 0.0, &mut batch);
         batch.wdl
     };
@@ -283,7 +283,8 @@ fn the_lambda_return_looks_ahead_over_the_searched_positions() {
     let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6);
     let won = || game(Some(Color::White), EndReason::Resignation);
     let draw = MaxLengthTarget::Draw;
-    let value = |root_mix, lambda, max_length| ValueTarget { root_mix, lambda, max_length };
+    let value =
+        |root_mix, lambda, max_length| ValueTarget { root_mix, lambda, greedy: false, max_length };
     // λ = 0: each position's own root WDL.
     let own = wdl(won(), value(1.0, 0.0, draw));
     assert!(close(&own, &[0.5, 0.5, 0.0, 0.1, 0.2, 0.7, 0.0, 0.0, 1.0]), "{own:?}");
@@ -313,4 +314,23 @@ fn the_lambda_return_looks_ahead_over_the_searched_positions() {
     let spread = [0.1 * 2.0 / 3.0, 0.2 * 2.0 / 3.0, (0.35 + 0.25) / 0.75];
     assert!(close(&cut[3..6], &spread), "{cut:?}");
     assert!(close(&cut[6..], &[0.0, 0.0, 1.0]), "{cut:?}");
+    // With `greedy` and every move the search's choice, nothing changes.
+    let chosen = |record| wdl(record, ValueTarget { greedy: true, ..value(1.0, 0.5, draw) });
+    assert!(close(&chosen(won()), &expected), "{:?}", chosen(won()));
+    // Ply 1's move sampled for exploration (its target preferred another move): ply 0's
+    // return stops there, 0.5·v0 + 0.5·flip(v1), and ply 1's target is its own root WDL;
+    // ply 3 is as before.
+    let sampled = {
+        let mut record = won();
+        let mut at = Position::new(Variant::Atomic);
+        at.play_unchecked(record.moves[0].mv);
+        let played = record.moves[1].mv;
+        let other = at.legal_moves().iter().copied().find(|&m| m != played).unwrap();
+        let target = record.moves[1].target.as_mut().unwrap();
+        target.policy = vec![(other, 0.6), (played, 0.4)];
+        record
+    };
+    let stopped = chosen(sampled);
+    let expected = [0.25 + 0.35, 0.25 + 0.1, 0.05, 0.1, 0.2, 0.7, 0.0, 0.0, 1.0];
+    assert!(close(&stopped, &expected), "{stopped:?} against {expected:?}");
 }
