@@ -103,11 +103,15 @@ fn lambda_return(
     }
 }
 
+/// `m`'s weight in `target`'s policy (the sum of its entries; 0 where absent).
+fn policy_weight(target: &SearchTarget, m: Move) -> f32 {
+    target.policy.iter().filter(|&&(t, _)| t == m).map(|&(_, w)| w).sum()
+}
+
 /// Whether `played` has the largest weight of `target`'s policy (ties count as chosen).
 fn searched_choice(target: &SearchTarget, played: Move) -> bool {
-    let weight = |m| target.policy.iter().filter(|&&(t, _)| t == m).map(|&(_, w)| w).sum::<f32>();
     let best = target.policy.iter().map(|&(_, w)| w).fold(0.0f32, f32::max);
-    weight(played) >= best
+    policy_weight(target, played) >= best
 }
 
 /// [`build_batch`], with the value target chosen by `value` ([`ValueTarget`]).
@@ -137,8 +141,7 @@ pub fn build_batch_with(
         let total: f32 = sample.target.policy.iter().map(|&(_, w)| w).sum();
         policy.clear();
         for &m in pos.legal_moves().iter() {
-            let weight =
-                sample.target.policy.iter().filter(|&&(t, _)| t == m).map(|&(_, w)| w).sum::<f32>();
+            let weight = policy_weight(sample.target, m);
             let weight = if total > 0.0 { weight / total } else { 0.0 };
             policy.push((move_to_index(pos, m), weight));
         }
@@ -172,9 +175,7 @@ pub fn build_batch_with(
             let mut after = *pos;
             after.play_unchecked(sample.played);
             let weight_of = |m| match &record.target {
-                Some(target) => {
-                    target.policy.iter().filter(|&&(t, _)| t == m).map(|&(_, w)| w).sum()
-                }
+                Some(target) => policy_weight(target, m),
                 None => f32::from(m == record.mv),
             };
             let start = reply.len();
